@@ -1,0 +1,30 @@
+import pytest
+import webtest
+
+import petstore_stub as stub
+
+KEY = stub.DEMO_API_KEY
+AUTH = {'Authorization': f'Bearer {KEY}'}
+
+
+def make_client(app: stub.StubApp) -> webtest.TestApp:
+    client = webtest.TestApp(app)
+    client.authorization = ('Bearer', KEY)
+    return client
+
+
+@pytest.fixture
+def app() -> stub.StubApp:
+    return stub.create_app()
+
+
+@pytest.fixture
+def client(app: stub.StubApp) -> webtest.TestApp:
+    """The app in-process, with the demo key preset."""
+    return make_client(app)
+
+
+@pytest.fixture(params=['memory', 'file'])
+def store(request: pytest.FixtureRequest, tmp_path) -> stub.PetStore:
+    """Each store test runs over both storages."""
+    return stub.PetStore(None if request.param == 'memory' else tmp_path / 'pets.json')
