@@ -506,14 +506,25 @@ def list_pets() -> str:
 def create_pet() -> str:
     app, request = bottle.request.app, bottle.request
     check_content_type(request.content_type)
-    if request.content_length > MAX_BODY_BYTES:
-        raise ApiError(413, 'payload_too_large',
-                       f'the body is {request.content_length} bytes; the limit is {MAX_BODY_BYTES}')
-    new_pet = parse_new_pet(parse_json_object(request.body.read(MAX_BODY_BYTES + 1)))
+    new_pet = parse_new_pet(parse_json_object(read_body(request)))
     pet = app.store.add(new_pet)
     bottle.response.status = 201
     bottle.response.set_header('Location', f'{base_url_path()}/pets/{pet["id"]}')
     return to_json(pet)
+
+
+def read_body(request: bottle.BaseRequest) -> bytes:
+    """The request body, up to MAX_BODY_BYTES, or 413."""
+    too_large = ApiError(413, 'payload_too_large', f'the body is over {MAX_BODY_BYTES} bytes, '
+                         'the most a NewPet may take')
+    if request.content_length > MAX_BODY_BYTES:
+        raise too_large
+    # Bottle spools a large body to a temporary file, and leaves it open.
+    with request.body as body:
+        raw = body.read(MAX_BODY_BYTES + 1)
+    if len(raw) > MAX_BODY_BYTES:
+        raise too_large
+    return raw
 
 
 def get_pet(pet_id: str) -> str:
