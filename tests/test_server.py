@@ -1,0 +1,185 @@
+"""The stub on real sockets: keep-alive, concurrency, kill -9, signals, refusing a bad file."""
+
+import http.client
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+import petstore_stub as stub
+from conftest import AUTH
+
+MODULE = Path(stub.__file__)
+JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
+
+
+def connect(url: str) -> http.client.HTTPConnection:
+    parts = urlsplit(url)
+    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+
+
+def call_once(url: str, method: str, path: str, body=None) -> tuple[int, object]:
+    connection = connect(url)
+    try:
+        return call(connection, method, path, body)
+    finally:
+        connection.close()
+
+
+def call(connection, method: str, path: str, body=None) -> tuple[int, object]:
+    payload = None if body is None else json.dumps(body)
+    connection.request(method, path, payload, JSON_HEADERS)
+    response = connection.getresponse()
+    return response.status, json.loads(response.read())
+
+
+class StubProcess:
+    """``python petstore_stub.py ...`` in a child process, port read from its banner."""
+
+    def __init__(self, *args: str, cwd: Path | None = None) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(MODULE), '--port', '0', *args], cwd=cwd,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.banner = []
+        for line in self.process.stdout:
+            self.banner.append(line)
+            if line.startswith('serving '):
+                self.url = line.split()[1]
+                return
+        raise AssertionError(f'no banner: {self.banner} {self.process.stderr.read()}')
+
+    def stop(self, signum: int) -> int:
+        self.process.send_signal(signum)
+        code = self.process.wait(timeout=10)
+        self.process.stdout.close()
+        self.process.stderr.close()
+        return code
+
+
+def test_keep_alive_serves_several_requests_on_one_connection():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        path = urlsplit(server.url).path
+        assert call(connection, 'POST', f'{path}/pets', {'name': 'Rex', 'categoryId': 1})[0] == 201
+        first_socket = connection.sock
+        for _ in range(3):
+            assert call(connection, 'GET', f'{path}/pets')[0] == 200
+            assert connection.sock is first_socket
+        connection.close()
+
+
+def test_concurrent_creates_get_distinct_ids_that_survive_a_restart(tmp_path):
+    db = tmp_path / 'pets.json'
+    acknowledged = []
+
+    def client(number: int, url: str) -> None:
+        connection = connect(url)
+        for count in range(40):
+            status, pet = call(connection, 'POST', '/v1/pets', {'name': f'c{number}-{count}',
+                                                                'categoryId': number})
+            assert status == 201
+            acknowledged.append(pet)
+        connection.close()
+
+    with stub.serve(db=db) as server:
+        threads = [threading.Thread(target=client, args=(n, server.url)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len({pet['id'] for pet in acknowledged}) == 320
+    reopened = stub.PetStore(db)
+    assert len(reopened) == 320
+    for pet in acknowledged:
+        assert reopened.get(pet['id']) == pet
+
+
+@pytest.mark.parametrize('round_number', range(3))
+def test_kill_9_loses_no_acknowledged_pet_and_leaves_a_valid_file(tmp_path, round_number):
+    db = tmp_path / 'pets.json'
+    server = StubProcess('--db', str(db), '--quiet')
+    acknowledged, lock = [], threading.Lock()
+
+    def client(number: int) -> None:
+        connection = connect(server.url)
+        try:
+            for count in range(10_000):
+                status, pet = call(connection, 'POST', '/v1/pets',
+                                   {'name': f'k{number}-{count}', 'categoryId': number})
+                assert status == 201
+                with lock:
+                    acknowledged.append(pet)
+        except (OSError, http.client.HTTPException, ValueError):
+            return  # the server died mid-request: that pet was never acknowledged
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(random.uniform(0.2, 0.6))
+    assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+    for thread in threads:
+        thread.join()
+
+    assert acknowledged, 'no create finished before the kill'
+    on_disk = json.loads(db.read_text())['pets']
+    for pet in acknowledged:
+        assert on_disk[str(pet['id'])] == {k: v for k, v in pet.items() if k != 'id'}
+    reopened = stub.PetStore(db)
+    assert len(reopened) >= len(acknowledged)
+
+
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
+    server = StubProcess('--db', str(tmp_path / 'pets.json'))
+    assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+    assert server.stop(signum) == 0
+
+
+def test_the_access_log_prints_a_line_per_request(tmp_path):
+    server = StubProcess('--db', ':memory:')
+    call_once(server.url, 'GET', '/v1/pets?limit=3')
+    line = server.process.stdout.readline()
+    server.stop(signal.SIGTERM)
+    assert re.fullmatch(r'GET /v1/pets\?limit=3 200 \d+\.\dms\n', line)
+
+
+def test_a_corrupt_file_stops_the_stub_before_it_listens(tmp_path):
+    db = tmp_path / 'pets.json'
+    db.write_bytes(b'{"pets": {"1": {"name": "Rex", "categ')
+    result = subprocess.run([sys.executable, str(MODULE), '--db', str(db), '--port', '0'],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert str(db) in result.stderr
+    assert 'not a readable JSON file' in result.stderr
+    assert result.stdout == ''
+    assert db.read_bytes() == b'{"pets": {"1": {"name": "Rex", "categ'
+
+
+@pytest.mark.parametrize('command', [
+    pytest.param([sys.executable, '-m', 'petstore_stub'], id='python -m petstore_stub'),
+    pytest.param([sys.executable, str(MODULE)], id='python petstore_stub.py'),
+    pytest.param([str(Path(sys.executable).with_name('petstore-stub'))], id='petstore-stub'),
+])
+def test_every_way_to_run_it_shows_the_version(command):
+    result = subprocess.run([*command, '--version'], capture_output=True, text=True, timeout=30)
+    assert result.stdout == f'petstore-stub {stub.__version__}\n'
+
+
+def test_the_default_database_is_petstore_json_in_the_working_directory(tmp_path):
+    server = StubProcess('--fixtures', '--quiet', cwd=tmp_path)
+    status, pets = call_once(server.url, 'GET', '/v1/pets?limit=100')
+    server.stop(signal.SIGTERM)
+    assert status == 200 and len(pets) == 13
+    assert len(json.loads((tmp_path / 'petstore.json').read_text())['pets']) == 13
+    assert os.listdir(tmp_path) == ['petstore.json']
