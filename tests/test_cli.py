@@ -1,0 +1,190 @@
+"""The command line through ``main([...])``; serving is replaced by one in-process request."""
+
+import json
+
+import pytest
+import webtest
+
+import petstore_stub as stub
+from petstore_stub import main
+
+SERVED = []
+
+
+@pytest.fixture(autouse=True)
+def no_real_serving(monkeypatch, tmp_path):
+    """Instead of serving forever, make one authorised request to the app and return."""
+    SERVED.clear()
+
+    def serve_once(server: stub.StubServer) -> None:
+        SERVED.append(server)
+        key = server.app.api_keys[0]
+        webtest.TestApp(server.app).get(f'{server.app.base_path}/pets?limit=100',
+                                        headers={'Authorization': f'Bearer {key}'})
+
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', serve_once)
+    monkeypatch.delenv('PORT', raising=False)
+    monkeypatch.delenv('PETSTORE_API_KEYS', raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def banner_url(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith('serving ')).split()[1]
+
+
+def test_defaults_serve_loopback_8080_with_the_demo_key_and_petstore_json(
+        capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)  # 8080 may be taken here
+    assert main([]) == 0
+    assert (SERVED[0].host, SERVED[0].port) == ('127.0.0.1', 8080)
+    out = capsys.readouterr().out
+    assert f'0 pets in {stub.DEFAULT_DB}' in out
+    assert ("serving http://127.0.0.1:8080/v1  try: curl -H 'Authorization: Bearer "
+            "petstore-demo-key' http://127.0.0.1:8080/v1/pets") in out
+    assert (tmp_path / 'petstore.json').exists()
+
+
+def test_port_0_picks_a_free_port(capsys):
+    assert main(['--port', '0']) == 0
+    assert banner_url(capsys.readouterr().out) == f'http://127.0.0.1:{SERVED[0].port}/v1'
+    assert SERVED[0].port != 0
+
+
+def test_the_port_environment_variable_is_honoured(capsys, monkeypatch):
+    monkeypatch.setenv('PORT', '0')
+    assert main([]) == 0
+    assert SERVED[0].port not in (0, 8080)
+    assert ':8080' not in capsys.readouterr().out
+
+
+def test_the_port_flag_beats_the_environment(monkeypatch):
+    monkeypatch.setenv('PORT', 'not-a-port')
+    assert main(['--port', '0']) == 0
+
+
+def test_a_bad_port_environment_variable_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setenv('PORT', 'eighty')
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 2
+    assert 'PORT must be a port number' in capsys.readouterr().err
+
+
+def test_the_access_log_shows_each_request(capsys):
+    main(['--port', '0', '--db', ':memory:'])
+    assert 'GET /v1/pets?limit=100 200' in capsys.readouterr().out
+
+
+def test_quiet_prints_the_banner_but_no_access_log(capsys):
+    main(['--port', '0', '--db', ':memory:', '--quiet'])
+    out = capsys.readouterr().out
+    assert 'serving ' in out
+    assert 'GET /v1/pets' not in out
+
+
+def test_memory_database_writes_no_file(capsys, tmp_path):
+    assert main(['--port', '0', '--db', ':memory:', '--fixtures']) == 0
+    assert '13 pets in memory' in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fixtures_load_the_demo_animals_once(capsys, tmp_path):
+    assert main(['--port', '0', '--fixtures']) == 0
+    assert '13 pets in petstore.json, 13 loaded from fixtures' in capsys.readouterr().out
+    assert main(['--port', '0', '--fixtures']) == 0
+    assert '13 pets in petstore.json\n' in capsys.readouterr().out
+    pets = json.loads((tmp_path / 'petstore.json').read_text())['pets']
+    assert len(pets) == 13
+
+
+def test_demo_animals_cover_every_status_several_categories_and_one_without_status():
+    animals = json.loads(stub.demo_fixtures_path().read_text(encoding='utf-8'))
+    assert len(animals) >= 12
+    assert {pet.get('status') for pet in animals} == {'available', 'pending', 'sold', None}
+    assert len({pet['categoryId'] for pet in animals}) >= 3
+    assert all(stub.parse_new_pet(pet) == pet for pet in animals)
+
+
+def test_fixtures_from_a_file(capsys, tmp_path):
+    path = tmp_path / 'mine.json'
+    path.write_text(json.dumps([{'name': 'Solo', 'categoryId': 9}]))
+    assert main(['--port', '0', '--db', ':memory:', '--fixtures', str(path)]) == 0
+    assert '1 pets in memory, 1 loaded from fixtures' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('content, problem', [
+    pytest.param('{"name": "Solo"}', 'a JSON array', id='not an array'),
+    pytest.param('[{"name": "Solo"}]', 'animal 1 is not a NewPet: categoryId is required',
+                 id='missing field'),
+    pytest.param('[{"name": "Solo", "categoryId": 1, "id": 3}]', "unknown field 'id'", id='an id'),
+    pytest.param('[', 'cannot read the fixtures', id='bad JSON'),
+])
+def test_bad_fixtures_stop_the_stub_with_status_1(capsys, tmp_path, content, problem):
+    path = tmp_path / 'bad.json'
+    path.write_text(content)
+    assert main(['--port', '0', '--fixtures', str(path)]) == 1
+    err = capsys.readouterr().err
+    assert str(path) in err and problem in err
+    assert SERVED == []
+    assert not (tmp_path / 'petstore.json').exists() or \
+        json.loads((tmp_path / 'petstore.json').read_text()) == {'pets': {}}
+
+
+def test_a_corrupt_database_stops_the_stub_with_status_1(capsys, tmp_path):
+    path = tmp_path / 'petstore.json'
+    path.write_text('{"pets": ')
+    assert main(['--port', '0']) == 1
+    assert f'petstore-stub: {path.name}: not a readable JSON file' in capsys.readouterr().err
+    assert path.read_text() == '{"pets": '
+    assert SERVED == []
+
+
+def test_staging_serves_under_staging_v1(capsys):
+    assert main(['--port', '0', '--db', ':memory:', '--staging']) == 0
+    assert banner_url(capsys.readouterr().out).endswith('/staging/v1')
+    assert SERVED[0].app.base_path == '/staging/v1'
+
+
+def test_given_keys_replace_the_demo_key(capsys, monkeypatch):
+    monkeypatch.setenv('PETSTORE_API_KEYS', 'from-env-1, from-env-2')
+    assert main(['--port', '0', '--db', ':memory:', '--api-key', 's3cret']) == 0
+    assert SERVED[0].app.api_keys == ('s3cret', 'from-env-1', 'from-env-2')
+    assert "Bearer s3cret'" in capsys.readouterr().out
+
+
+def test_a_network_host_without_a_key_gets_a_generated_one(capsys):
+    assert main(['--host', '0.0.0.0', '--port', '0', '--db', ':memory:']) == 0
+    out = capsys.readouterr().out
+    (key,) = SERVED[0].app.api_keys
+    assert key != stub.DEMO_API_KEY and len(key) >= 32
+    assert f'generated API key (not published anywhere): {key}' in out
+    assert f"Bearer {key}' http://127.0.0.1:" in out
+
+
+def test_the_demo_key_is_refused_on_a_network_host(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(['--host', '0.0.0.0', '--api-key', stub.DEMO_API_KEY])
+    assert exited.value.code == 2
+    assert 'the demo key is published' in capsys.readouterr().err
+
+
+def test_a_key_that_is_not_a_bearer_token_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(['--api-key', 'has space'])
+    assert 'not a valid bearer token' in capsys.readouterr().err
+
+
+def test_a_busy_port_is_a_clear_error(capsys):
+    with stub.serve() as running:
+        assert main(['--port', str(running.port), '--db', ':memory:']) == 1
+    assert f'cannot listen on 127.0.0.1:{running.port}' in capsys.readouterr().err
+
+
+def test_help_lists_every_flag_with_examples(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(['--help'])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ('--host', '--port', '--api-key', '--db', '--fixtures', '--staging', '--quiet'):
+        assert flag in out
+    assert 'examples:' in out and 'petstore-stub --fixtures' in out
