@@ -35,7 +35,11 @@ The file reads in the order a request flows:
 from __future__ import annotations
 
 import argparse
+import collections
+import functools
 import hmac
+import http
+import io
 import ipaddress
 import itertools
 import json
@@ -43,6 +47,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import sys
 import threading
 import time
@@ -57,9 +62,9 @@ from tinydb import TinyDB
 from tinydb.storages import MemoryStorage, Storage
 
 __all__ = [
-    'ApiError', 'DatabaseError', 'DurableJSONStorage', 'PetStore', 'StubServer',
-    'create_app', 'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id',
-    'parse_status', 'serve',
+    'ApiError', 'DatabaseError', 'DurableJSONStorage', 'PetStore', 'ServerError', 'StubApp',
+    'StubServer', 'create_app', 'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id',
+    'parse_status', 'read_fixtures', 'serve',
 ]
 
 __version__ = '1.0.0'
@@ -86,6 +91,11 @@ REALM = 'petstore'
 #: The spec gives no deprecation date; 1 January 2026 stands in for it.
 DEPRECATED_SINCE = 1767225600
 SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
+
+#: The operations, by the spec's operationId: what fail_next(route=...) names.
+OPERATIONS = ('listPets', 'createPet', 'getPet', 'listOrders')
+ADMIN_PREFIX = '/__admin/'
+JOURNAL_SIZE = 1000
 
 DEFAULT_DB = 'petstore.json'
 MEMORY_DB = ':memory:'
@@ -291,6 +301,26 @@ def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
     return {'id': pet_id, **document}
 
 
+def read_fixtures(path: str | os.PathLike | None = None) -> list[dict]:
+    """The NewPets in a fixtures file (a JSON array), the demo animals by default."""
+    path = Path(path) if path else demo_fixtures_path()
+    try:
+        documents = json.loads(path.read_text(encoding='utf-8'))
+    except (OSError, ValueError) as error:
+        raise DatabaseError(f'{path}: cannot read the fixtures ({error})') from None
+    if not isinstance(documents, list):
+        raise DatabaseError(f'{path}: fixtures must be a JSON array of NewPet objects')
+    new_pets = []
+    for number, document in enumerate(documents, start=1):
+        try:
+            if not isinstance(document, dict):
+                raise bad_body('it is not a JSON object')
+            new_pets.append(parse_new_pet(document))
+        except ApiError as error:
+            raise DatabaseError(f'{path}: animal {number} is not a NewPet: {error.message}') from None
+    return new_pets
+
+
 # -- Validation ---------------------------------------------------------------
 
 def bad_parameter(message: str) -> ApiError:
@@ -409,6 +439,33 @@ def parse_new_pet(document: Mapping[str, Any]) -> dict:
     return new_pet
 
 
+def parse_fault(document: Mapping[str, Any]) -> dict:
+    """A fault for fail_next -> ``{'status', 'times', 'route'}``, or 400.
+
+    ``status`` is an error status (400..599) or ``"drop"``; ``times`` a
+    positive count (default 1); ``route`` an operationId or null for any.
+    """
+    unknown = [field for field in document if field not in ('status', 'times', 'route')]
+    if unknown:
+        raise bad_body(f'unknown field {unknown[0]!r}; a fault has status, times and route')
+    status, times = document.get('status'), document.get('times', 1)
+    route = document.get('route')
+    if status != 'drop' and not is_error_status(status):
+        raise bad_body(f'status must be an HTTP error status (400..599) or "drop"; got {status!r}')
+    if type(times) is not int or times < 1:
+        raise bad_body(f'times must be a positive whole number; got {times!r}')
+    if route is not None and route not in OPERATIONS:
+        raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or null; got {route!r}')
+    return {'status': status, 'times': times, 'route': route}
+
+
+def is_error_status(status: Any) -> bool:
+    try:
+        return type(status) is int and 400 <= http.HTTPStatus(status) <= 599
+    except ValueError:
+        return False
+
+
 def is_unicode(text: str) -> bool:
     try:
         text.encode('utf-8')
@@ -442,54 +499,145 @@ def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
 # -- The app ------------------------------------------------------------------
 
 class StubApp(bottle.Bottle):
-    """The Pet Store as a WSGI app: bottle's routing plus what every response shares.
+    """The Pet Store as a WSGI app: bottle's routing plus what a fixture server needs.
 
-    Every response passes through ``wsgi()``, errors included, so the access
-    log sees the status that was really sent.
+    Besides the store it holds the request journal, the faults queued by
+    ``fail_next()``, the ``delay`` added to each response, and the errors
+    raised inside it (for ``StubServer.check()``). Every response passes
+    through ``wsgi()``, errors included, so the journal and the access log
+    see the status that was really sent.
     """
 
-    def __init__(self, store: PetStore, api_keys: Sequence[str], base_path: str,
-                 access_log: IO[str] | None) -> None:
+    def __init__(self, store: PetStore, api_keys: Sequence[str], base_path: str, *,
+                 admin: bool, journal_size: int, access_log: IO[str] | None) -> None:
         super().__init__()
         self.store = store
         self.api_keys = tuple(api_keys)
         self.base_path = base_path
+        self.admin = admin
         self.access_log = access_log
+        self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
+        self.faults: list[dict] = []
+        self.delay = 0.0
+        self.errors: list[BaseException] = []
+        self._lock = threading.Lock()  # guards the journal and the faults
+        self._generation = 0  # counts clear(): a request older than the last one is stale
+
+    # What a test does to the stub between requests.
+
+    def clear(self) -> None:
+        """Empty the store (ids restart at 1) and the journal; drop faults and delay.
+
+        (Not ``reset``: that is bottle's, and clears its routes.)
+        """
+        with self._lock:
+            self._generation += 1
+            self.journal.clear()
+            self.faults.clear()
+        self.delay = 0.0
+        self.store.reset()
+
+    def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
+        new_pet = {'name': name, 'categoryId': categoryId}
+        if status is not None:
+            new_pet['status'] = status
+        return self.store.add(parse_new_pet(new_pet))
+
+    def load_fixtures(self, path: str | os.PathLike | None = None) -> list[dict]:
+        """Add the demo animals (or those in ``path``); return them as Pets."""
+        return self.store.add_many(read_fixtures(path))
+
+    def fail_next(self, status: int | str, times: int = 1, route: str | None = None) -> None:
+        """Answer the next ``times`` requests (to ``route``, an operationId, or any) with
+        ``status`` and an Error body, after the key is checked; ``"drop"`` closes the
+        connection instead of answering."""
+        fault = parse_fault({'status': status, 'times': times, 'route': route})
+        with self._lock:
+            self.faults.append(fault)
+
+    @property
+    def requests(self) -> list[dict]:
+        """The journal: the last requests to the API, oldest first (admin calls left out)."""
+        with self._lock:
+            return list(self.journal)
+
+    # What happens on each request.
+
+    def take_fault(self, operation: str) -> int | str | None:
+        with self._lock:
+            for fault in self.faults:
+                if fault['route'] in (None, operation):
+                    fault['times'] -= 1
+                    if not fault['times']:
+                        self.faults.remove(fault)
+                    return fault['status']
+        return None
 
     def wsgi(self, environ: dict, start_response: Any) -> Any:
         started = time.perf_counter()
+        is_admin = self.admin and environ.get('PATH_INFO', '').startswith(ADMIN_PREFIX)
+        body = None if is_admin else buffer_body(environ)
+        generation = self._generation
+        if self.delay and not is_admin:
+            time.sleep(self.delay)
+        if generation != self._generation:
+            # Cleared while this request waited: its client (and its test) are gone.
+            return drop_connection(environ)
+        result, status = self.respond(environ, start_response)
+        if not is_admin:
+            with self._lock:
+                if generation == self._generation:
+                    self.journal.append(journal_entry(environ, body, status))
+        if self.access_log is not None:
+            self.log_request(environ, status, time.perf_counter() - started)
+        return result
+
+    def respond(self, environ: dict, start_response: Any) -> tuple[Any, int | None]:
+        """Bottle's response, and its status (None when the connection was dropped)."""
         sent: list[str] = []
 
-        def logged_start_response(status: str, headers: list, exc_info: Any = None) -> Any:
+        def recording_start_response(status: str, headers: list, exc_info: Any = None) -> Any:
             sent.append(status)
             return start_response(status, headers, exc_info)
 
-        body = super().wsgi(environ, logged_start_response)
-        if self.access_log is not None and sent:
-            milliseconds = (time.perf_counter() - started) * 1000
-            path = environ.get('PATH_INFO', '')
-            query = environ.get('QUERY_STRING')
-            print(f'{environ["REQUEST_METHOD"]} {path}{"?" + query if query else ""} '
-                  f'{sent[-1][:3]} {milliseconds:.1f}ms', file=self.access_log, flush=True)
-        return body
+        result = super().wsgi(environ, recording_start_response)
+        if environ.get(DROP_CONNECTION):
+            return drop_connection(environ), None
+        return result, int(sent[-1][:3])
+
+    def log_request(self, environ: dict, status: int | None, seconds: float) -> None:
+        query = environ.get('QUERY_STRING')
+        target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
+        shown = 'dropped' if status is None else status
+        print(f'{environ["REQUEST_METHOD"]} {target} {shown} {seconds * 1000:.1f}ms',
+              file=self.access_log, flush=True)
 
 
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
-               base_path: str = BASE_PATH, *, access_log: IO[str] | None = None) -> StubApp:
+               base_path: str = BASE_PATH, *, admin: bool = False,
+               journal_size: int = JOURNAL_SIZE, access_log: IO[str] | None = None) -> StubApp:
     """Build the WSGI app over ``store`` (a fresh in-memory one by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
-    ``/staging/v1``; ``access_log`` gets one line per request.
+    ``/staging/v1``; ``admin`` adds the ``/__admin/`` endpoints; the journal
+    keeps the last ``journal_size`` requests; ``access_log`` gets one line
+    per request.
     """
     if not api_keys:
         raise ValueError('give at least one API key')
-    app = StubApp(store if store is not None else PetStore(), api_keys, base_path, access_log)
+    app = StubApp(store if store is not None else PetStore(), api_keys, base_path,
+                  admin=admin, journal_size=journal_size, access_log=access_log)
     app.add_hook('before_request', before_request)
     app.default_error_handler = render_bottle_error
-    app.route(f'{base_path}/pets', 'GET', list_pets, name='listPets')
-    app.route(f'{base_path}/pets', 'POST', create_pet, name='createPet')
-    app.route(f'{base_path}/pets/<pet_id>', 'GET', get_pet, name='getPet')
-    app.route(f'{base_path}/store/orders', 'GET', list_orders, name='listOrders')
+    app.route(f'{base_path}/pets', 'GET', with_faults(list_pets), name='listPets')
+    app.route(f'{base_path}/pets', 'POST', with_faults(create_pet), name='createPet')
+    app.route(f'{base_path}/pets/<pet_id>', 'GET', with_faults(get_pet), name='getPet')
+    app.route(f'{base_path}/store/orders', 'GET', with_faults(list_orders), name='listOrders')
+    if admin:
+        app.route(f'{ADMIN_PREFIX}reset', 'POST', admin_reset, name='admin.reset')
+        app.route(f'{ADMIN_PREFIX}requests', 'GET', admin_requests, name='admin.requests')
+        app.route(f'{ADMIN_PREFIX}fixtures', 'POST', admin_fixtures, name='admin.fixtures')
+        app.route(f'{ADMIN_PREFIX}faults', 'POST', admin_faults, name='admin.faults')
     return app
 
 
@@ -497,6 +645,25 @@ def before_request() -> None:
     bottle.response.content_type = 'application/json'
     check_bearer(bottle.request.get_header('Authorization'), bottle.request.app.api_keys)
 
+
+def with_faults(operation: Any) -> Any:
+    """Let ``fail_next()`` answer for ``operation`` once the key has been accepted."""
+    @functools.wraps(operation)
+    def operation_or_fault(*args: Any, **kwargs: Any) -> str:
+        request = bottle.request
+        status = request.app.take_fault(request.route.name)
+        if status == 'drop':
+            request.environ[DROP_CONNECTION] = True
+            return ''
+        if status is not None:
+            phrase = http.HTTPStatus(status).phrase
+            raise ApiError(status, phrase.lower().replace(' ', '_').replace('-', '_'),
+                           f'{phrase} (injected by fail_next)')
+        return operation(*args, **kwargs)
+    return operation_or_fault
+
+
+# The operations.
 
 def list_pets() -> str:
     options = parse_list_query(bottle.request.query.dict)
@@ -548,6 +715,93 @@ def base_url_path() -> str:
     return bottle.request.script_name.rstrip('/') + bottle.request.app.base_path
 
 
+# The admin endpoints (``--admin``; always on in ``serve()``).
+
+def admin_reset() -> str:
+    bottle.request.app.clear()
+    bottle.response.status = 204
+    return ''
+
+
+def admin_requests() -> str:
+    return to_json(bottle.request.app.requests)
+
+
+def admin_fixtures() -> str:
+    bottle.response.status = 201
+    return to_json(bottle.request.app.load_fixtures())
+
+
+def admin_faults() -> str:
+    check_content_type(bottle.request.content_type)
+    fault = parse_fault(parse_json_object(read_body(bottle.request)))
+    bottle.request.app.fail_next(**fault)
+    bottle.response.status = 201
+    return to_json(fault)
+
+
+# What every request shares.
+
+#: Set in the WSGI environ when a fault asks for the connection to be dropped.
+DROP_CONNECTION = 'petstore_stub.drop_connection'
+
+
+def buffer_body(environ: dict) -> bytes | None:
+    """Read a body of up to MAX_BODY_BYTES for the journal, leaving a copy for the app."""
+    try:
+        length = int(environ.get('CONTENT_LENGTH') or 0)
+    except ValueError:
+        return None
+    if not 0 < length <= MAX_BODY_BYTES:
+        return None
+    raw = environ['wsgi.input'].read(length)
+    environ['wsgi.input'] = io.BytesIO(raw)
+    return raw
+
+
+def journal_entry(environ: dict, body: bytes | None, status: int | None) -> dict:
+    route = environ.get('bottle.route')
+    return {
+        'method': environ['REQUEST_METHOD'],
+        'path': environ.get('PATH_INFO', ''),
+        'query': environ.get('QUERY_STRING', ''),
+        'operation': route.name if route is not None else None,
+        'headers': request_headers(environ),
+        'body': decode_journal_body(body),
+        'status': status,
+        'time': time.time(),
+    }
+
+
+def request_headers(environ: dict) -> dict[str, str]:
+    headers = {key[5:].replace('_', '-').title(): value
+               for key, value in environ.items() if key.startswith('HTTP_')}
+    for key in ('CONTENT_TYPE', 'CONTENT_LENGTH'):
+        if environ.get(key):
+            headers[key.replace('_', '-').title()] = environ[key]
+    return headers
+
+
+def decode_journal_body(body: bytes | None) -> Any:
+    """The body as JSON when it parses, else as text; None when there was none."""
+    if not body:
+        return None
+    text = body.decode('utf-8', 'replace')
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def drop_connection(environ: dict) -> list[bytes]:
+    """Close the client's connection with no response (``fail_next("drop")``)."""
+    channel = getattr(environ.get('waitress.client_disconnected'), '__self__', None)
+    if channel is None:
+        raise ConnectionAbortedError('fail_next("drop") closes a real connection: use serve()')
+    channel.socket.shutdown(socket.SHUT_RDWR)
+    return []
+
+
 ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
                413: 'payload_too_large', 500: 'internal_error'}
 
@@ -562,6 +816,8 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
         message = f'{request.method} is not allowed on {request.path}; use {error.get_header("Allow")}'
     elif status == 500:
         message = 'the stub failed on this request; its log has the traceback'
+        if error.exception is not None:
+            request.app.errors.append(error.exception)
     else:
         message = str(error.body)
     bottle.response.content_type = 'application/json'
@@ -570,11 +826,16 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
 
 # -- Serving ------------------------------------------------------------------
 
+class ServerError(Exception):
+    """An exception raised inside the server thread, re-raised in the caller's."""
+
+
 class StubServer:
     """The app served by waitress on a real socket, in a daemon thread.
 
     HTTP/1.1 with keep-alive and a pool of worker threads. ``port=0`` picks a
-    free port; ``url`` has the real one once started.
+    free port; ``url`` has the real one once started. The test-facing methods
+    (``reset``, ``add_pet``, ``fail_next``, ``requests``, ``delay``) act on the app.
     """
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
@@ -589,8 +850,58 @@ class StubServer:
 
     @property
     def url(self) -> str:
+        """The base URL, such as ``http://127.0.0.1:54321/v1``."""
         host = f'[{self.host}]' if ':' in self.host else self.host
         return f'http://{host}:{self.port}{self.app.base_path}'
+
+    @property
+    def api_key(self) -> str:
+        return self.app.api_keys[0]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The Authorization header, to pass to a client."""
+        return {'Authorization': f'Bearer {self.api_key}'}
+
+    # Acting on the app, for tests.
+
+    def reset(self) -> None:
+        """Empty the store and the journal (ids restart at 1); drop faults and delay."""
+        self.app.clear()
+
+    def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
+        return self.app.add_pet(name, categoryId, status)
+
+    def load_fixtures(self, path: str | os.PathLike | None = None) -> list[dict]:
+        return self.app.load_fixtures(path)
+
+    def fail_next(self, status: int | str, times: int = 1, route: str | None = None) -> None:
+        self.app.fail_next(status, times, route)
+
+    @property
+    def requests(self) -> list[dict]:
+        return self.app.requests
+
+    @property
+    def delay(self) -> float:
+        """Seconds added before each API response, to test a client's timeouts."""
+        return self.app.delay
+
+    @delay.setter
+    def delay(self, seconds: float) -> None:
+        self.app.delay = seconds
+
+    def check(self) -> None:
+        """Raise ServerError if anything failed inside the server since the last check."""
+        errors = self.errors + self.app.errors
+        self.errors.clear()
+        self.app.errors.clear()
+        if errors:
+            raise ServerError(f'the stub server failed: {errors[0]!r}'
+                              + (f' (and {len(errors) - 1} more)' if len(errors) > 1 else '')
+                              ) from errors[0]
+
+    # Running.
 
     def bind(self) -> None:
         """Open the listening socket (and learn the port) without serving yet."""
@@ -602,6 +913,7 @@ class StubServer:
         self.port = self._server.effective_port
 
     def start(self) -> StubServer:
+        """Serve in a daemon thread; a second start raises RuntimeError."""
         self.bind()
         self._thread = threading.Thread(target=self.serve_forever, name=f'petstore-stub:{self.port}',
                                         daemon=True)
@@ -637,11 +949,22 @@ class StubServer:
 
 @contextmanager
 def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
-          staging: bool = False, host: str = '127.0.0.1', port: int = 0) -> Iterator[StubServer]:
-    """Run a stub on a free loopback port for the duration of a ``with`` block."""
-    app = create_app(PetStore(db), [api_key], STAGING_BASE_PATH if staging else BASE_PATH)
+          staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
+          host: str = '127.0.0.1', port: int = 0,
+          journal_size: int = JOURNAL_SIZE) -> Iterator[StubServer]:
+    """Run a stub (admin endpoints on) for the duration of a ``with`` block.
+
+    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo
+    animals, a path loads that file. On leaving the block the server stops,
+    then ``check()`` raises anything that failed inside it.
+    """
+    app = create_app(PetStore(db), [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
+                     admin=True, journal_size=journal_size)
+    if fixtures:
+        app.load_fixtures(None if fixtures is True else fixtures)
     with StubServer(app, host, port) as server:
         yield server
+    server.check()
 
 
 # -- The command line ---------------------------------------------------------
@@ -674,6 +997,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help='load the demo animals (or those in FILE) into an empty store')
     parser.add_argument('--staging', action='store_true',
                         help=f'serve under {STAGING_BASE_PATH} instead of {BASE_PATH}')
+    parser.add_argument('--admin', action='store_true',
+                        help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, faults) '
+                             'for test suites')
     parser.add_argument('--quiet', action='store_true', help='no access log')
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
@@ -716,26 +1042,10 @@ def choose_port(given: int | None) -> int:
     return int(from_environment)
 
 
-def load_fixtures(store: PetStore, path: str | os.PathLike | None = None) -> int:
-    """Add the animals of a fixtures file to an empty store; return how many were added."""
-    path = Path(path) if path else demo_fixtures_path()
-    try:
-        documents = json.loads(path.read_text(encoding='utf-8'))
-    except (OSError, ValueError) as error:
-        raise DatabaseError(f'{path}: cannot read the fixtures ({error})') from None
-    if not isinstance(documents, list):
-        raise DatabaseError(f'{path}: fixtures must be a JSON array of NewPet objects')
-    new_pets = []
-    for number, document in enumerate(documents, start=1):
-        try:
-            if not isinstance(document, dict):
-                raise bad_body('it is not a JSON object')
-            new_pets.append(parse_new_pet(document))
-        except ApiError as error:
-            raise DatabaseError(f'{path}: animal {number} is not a NewPet: {error.message}') from None
-    if len(store):
-        return 0
-    return len(store.add_many(new_pets))
+def load_fixtures_once(store: PetStore, path: str) -> int:
+    """Load fixtures into an empty store only, so a restart never duplicates them."""
+    new_pets = read_fixtures(path)
+    return 0 if len(store) else len(store.add_many(new_pets))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -749,12 +1059,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     try:
         store = PetStore(None if args.db == MEMORY_DB else args.db)
-        loaded = load_fixtures(store, args.fixtures) if args.fixtures is not None else 0
+        loaded = load_fixtures_once(store, args.fixtures) if args.fixtures is not None else 0
     except (DatabaseError, ApiError) as error:
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
     app = create_app(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
-                     access_log=None if args.quiet else sys.stdout)
+                     admin=args.admin, access_log=None if args.quiet else sys.stdout)
     server = StubServer(app, args.host, port)
     try:
         server.bind()
@@ -790,6 +1100,61 @@ def run_until_stopped(server: StubServer) -> int:
     finally:
         server.stop()
     return 0
+
+
+# -- pytest fixtures ----------------------------------------------------------
+# The package registers this module under the ``pytest11`` entry point. The
+# fixtures exist only when pytest is already running, so serving the stub
+# never imports pytest, nor needs it installed.
+
+if 'pytest' in sys.modules:
+    import pytest
+
+    @pytest.fixture(scope='session')
+    def petstore_api_key() -> str:
+        """The key the fixture server accepts; override (session scope) to change it."""
+        return DEMO_API_KEY
+
+    @pytest.fixture(scope='session')
+    def petstore_staging() -> bool:
+        """True serves under /staging/v1; override (session scope) to change it."""
+        return False
+
+    @pytest.fixture
+    def petstore_fixtures() -> str | os.PathLike | bool | None:
+        """Loaded before each test: None (nothing), True (the demo animals) or a file."""
+        return None
+
+    @pytest.fixture(scope='session')
+    def petstore_session_server(petstore_api_key: str,
+                                petstore_staging: bool) -> Iterator[StubServer]:
+        with serve(api_key=petstore_api_key, staging=petstore_staging) as server:
+            yield server
+
+    @pytest.fixture
+    def petstore_server(petstore_session_server: StubServer,
+                        petstore_fixtures: Any) -> Iterator[StubServer]:
+        """The session's stub server, emptied (store, journal, faults) for this test."""
+        server = petstore_session_server
+        server.reset()
+        if petstore_fixtures:
+            server.load_fixtures(None if petstore_fixtures is True else petstore_fixtures)
+        yield server
+        server.check()
+
+    @pytest.fixture
+    def petstore_app(petstore_api_key: str, petstore_staging: bool,
+                     petstore_fixtures: Any) -> Any:
+        """A webtest.TestApp over a fresh in-process app, the Authorization header preset."""
+        import webtest
+
+        app = create_app(api_keys=[petstore_api_key], admin=True,
+                         base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)
+        if petstore_fixtures:
+            app.load_fixtures(None if petstore_fixtures is True else petstore_fixtures)
+        client = webtest.TestApp(app)
+        client.authorization = ('Bearer', petstore_api_key)
+        return client
 
 
 if __name__ == '__main__':
