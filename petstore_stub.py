@@ -523,6 +523,9 @@ class StubApp(bottle.Bottle):
         self._lock = threading.Lock()  # guards the journal and the faults
         self._generation = 0  # counts clear(): a request older than the last one is stale
 
+    # Bottle refuses to rebind an attribute (a guard for plugins); this app's state changes.
+    __setattr__ = object.__setattr__
+
     # What a test does to the stub between requests.
 
     def clear(self) -> None:
@@ -910,7 +913,7 @@ class StubServer:
         self._server = waitress.create_server(
             self.app, host=self.host, port=self.port, threads=self.threads,
             ident='petstore-stub', max_request_body_size=SERVER_MAX_BODY_BYTES)
-        self.port = self._server.effective_port
+        self.port = int(self._server.effective_port)
 
     def start(self) -> StubServer:
         """Serve in a daemon thread; a second start raises RuntimeError."""

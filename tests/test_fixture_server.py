@@ -1,0 +1,345 @@
+"""The stub as a fixture server: serve(), reset, the journal, delay, faults, admin endpoints."""
+
+import http.client
+import json
+import socket
+import time
+from urllib.parse import urlsplit
+
+import pytest
+import webtest
+
+import petstore_stub as stub
+from conftest import AUTH, make_client
+from test_server import call, call_once, connect
+
+REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
+
+
+def path_of(server: stub.StubServer, suffix: str) -> str:
+    return urlsplit(server.url).path + suffix
+
+
+# -- serve() and StubServer ------------------------------------------------------
+
+def test_serve_runs_on_a_free_loopback_port_with_the_demo_key():
+    with stub.serve() as server:
+        assert server.url == f'http://127.0.0.1:{server.port}/v1'
+        assert server.port > 0
+        assert server.api_key == stub.DEMO_API_KEY
+        assert server.headers == {'Authorization': 'Bearer petstore-demo-key'}
+        assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+
+
+def test_serve_staging_with_its_own_key():
+    with stub.serve(staging=True, api_key='k-123') as server:
+        assert server.url.endswith('/staging/v1')
+        assert server.headers == {'Authorization': 'Bearer k-123'}
+        connection = connect(server.url)
+        connection.request('GET', '/staging/v1/pets', headers=server.headers)
+        assert connection.getresponse().status == 200
+        connection.close()
+
+
+def test_serve_keeps_nothing_on_disk_by_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with stub.serve() as server:
+        server.add_pet('Rex', 1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_serve_with_a_db_file_keeps_the_pets(tmp_path):
+    with stub.serve(db=tmp_path / 'pets.json') as server:
+        server.add_pet('Rex', 1)
+    assert stub.PetStore(tmp_path / 'pets.json').get(1)['name'] == 'Rex'
+
+
+def test_serve_can_start_with_the_demo_animals():
+    with stub.serve(fixtures=True) as server:
+        status, pets = call_once(server.url, 'GET', '/v1/pets?limit=100')
+    assert status == 200 and len(pets) == 13
+
+
+def test_a_second_start_is_refused():
+    with stub.serve() as server:
+        with pytest.raises(RuntimeError, match='already started'):
+            server.start()
+
+
+def test_stop_is_prompt_and_closes_the_port():
+    with stub.serve() as server:
+        call_once(server.url, 'GET', '/v1/pets')
+        idle_connection = connect(server.url)
+        idle_connection.connect()
+        started = time.perf_counter()
+        server.stop()
+        stopped_in = time.perf_counter() - started
+    idle_connection.close()
+    assert stopped_in < 0.4, f'stop() took {stopped_in:.2f}s'
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(('127.0.0.1', server.port), timeout=2).close()
+
+
+def test_an_error_inside_the_server_reaches_the_caller(monkeypatch):
+    with pytest.raises(stub.ServerError, match='ZeroDivisionError') as caught:
+        with stub.serve() as server:
+            monkeypatch.setattr(server.app.store, 'list', lambda *a, **k: 1 / 0 or [])
+            status, error = call_once(server.url, 'GET', '/v1/pets')
+            assert (status, error['code']) == (500, 'internal_error')
+            monkeypatch.setattr(server.app.store, 'list', _raise_runtime_error)
+            call_once(server.url, 'GET', '/v1/pets')
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)
+    assert '1 more' in str(caught.value)
+
+
+def _raise_runtime_error(*args, **kwargs):
+    raise RuntimeError('a bug in the stub')
+
+
+def test_check_raises_once_and_then_is_clear(monkeypatch):
+    with stub.serve() as server:
+        monkeypatch.setattr(server.app.store, 'list', _raise_runtime_error)
+        call_once(server.url, 'GET', '/v1/pets')
+        with pytest.raises(stub.ServerError, match='a bug in the stub'):
+            server.check()
+        server.check()
+
+
+# -- reset, add_pet, load_fixtures ----------------------------------------------
+
+def test_reset_empties_store_journal_faults_and_delay():
+    with stub.serve() as server:
+        server.add_pet('Rex', 1)
+        call_once(server.url, 'GET', '/v1/pets')
+        server.fail_next(503, times=5)
+        server.delay = 2.0
+        server.reset()
+        assert server.requests == []
+        assert server.delay == 0
+        assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+        assert server.add_pet('Bella', 2)['id'] == 1
+
+
+def test_add_pet_validates_like_the_api():
+    with stub.serve() as server:
+        assert server.add_pet('Mystery', 2) == {'id': 1, 'name': 'Mystery', 'categoryId': 2}
+        assert server.add_pet('Kiwi', 3, 'sold')['status'] == 'sold'
+        with pytest.raises(stub.ApiError, match='categoryId'):
+            server.add_pet('Bad', '3')
+        assert server.requests == []
+
+
+def test_load_fixtures_adds_the_demo_animals_or_a_file(tmp_path):
+    path = tmp_path / 'mine.json'
+    path.write_text(json.dumps([REX]))
+    with stub.serve() as server:
+        assert len(server.load_fixtures()) == 13
+        assert server.load_fixtures(path) == [{'id': 14, **REX}]
+
+
+# -- the journal -----------------------------------------------------------------
+
+def test_the_journal_records_each_request_in_order():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        before = time.time()
+        call(connection, 'POST', '/v1/pets', REX)
+        connection.request('POST', '/v1/pets', 'not json', {**AUTH, 'Content-Type': 'text/plain'})
+        connection.getresponse().read()
+        call(connection, 'GET', '/v1/pets?limit=5&status=sold')
+        connection.close()
+        first, second, third = server.requests
+    assert first['method'] == 'POST' and first['path'] == '/v1/pets'
+    assert first['operation'] == 'createPet'
+    assert first['body'] == REX
+    assert first['status'] == 201
+    assert first['headers']['Authorization'] == 'Bearer petstore-demo-key'
+    assert first['headers']['Content-Type'] == 'application/json'
+    assert before <= first['time'] <= second['time'] <= third['time'] <= time.time()
+    assert (second['body'], second['status']) == ('not json', 415)
+    assert (third['query'], third['body'], third['status']) == ('limit=5&status=sold', None, 200)
+
+
+def test_the_journal_records_refused_requests_too():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        connection.request('GET', '/v1/pets')
+        connection.getresponse().read()
+        connection.request('GET', '/v1/nowhere', headers=AUTH)
+        connection.getresponse().read()
+        connection.close()
+        assert [(r['path'], r['operation'], r['status']) for r in server.requests] == [
+            ('/v1/pets', None, 401), ('/v1/nowhere', None, 404)]
+
+
+def test_the_journal_keeps_the_last_1000_requests():
+    client = make_client(stub.create_app())
+    for number in range(1005):
+        client.get(f'/v1/pets?limit={number % 100 + 1}')
+    entries = client.app.requests
+    assert len(entries) == 1000
+    assert entries[0]['query'] == 'limit=6'
+    assert entries[-1]['query'] == 'limit=5'
+
+
+def test_the_journal_size_can_be_set():
+    with stub.serve(journal_size=2) as server:
+        for limit in (1, 2, 3):
+            call_once(server.url, 'GET', f'/v1/pets?limit={limit}')
+        assert [r['query'] for r in server.requests] == ['limit=2', 'limit=3']
+
+
+# -- delay -----------------------------------------------------------------------
+
+def test_delay_slows_each_response_so_a_client_times_out():
+    with stub.serve() as server:
+        server.delay = 0.3
+        started = time.perf_counter()
+        assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
+        assert time.perf_counter() - started >= 0.3
+        impatient = http.client.HTTPConnection('127.0.0.1', server.port, timeout=0.05)
+        impatient.request('GET', '/v1/pets', headers=server.headers)
+        with pytest.raises(TimeoutError):
+            impatient.getresponse()
+        impatient.close()
+
+
+def test_a_request_still_delayed_at_reset_leaves_no_trace():
+    with stub.serve() as server:
+        server.delay = 0.3
+        impatient = http.client.HTTPConnection('127.0.0.1', server.port, timeout=0.05)
+        impatient.request('POST', '/v1/pets', json.dumps(REX),
+                          {**server.headers, 'Content-Type': 'application/json'})
+        with pytest.raises(TimeoutError):
+            impatient.getresponse()
+        impatient.close()
+        server.reset()
+        time.sleep(0.4)
+        assert server.requests == []
+        assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+
+
+# -- faults ----------------------------------------------------------------------
+
+def test_fail_next_answers_once_with_that_status_and_an_error_body():
+    with stub.serve() as server:
+        server.fail_next(503)
+        assert call_once(server.url, 'GET', '/v1/pets') == (503, {
+            'code': 'service_unavailable', 'message': 'Service Unavailable (injected by fail_next)',
+            'status': 503})
+        assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+
+
+def test_fail_next_times_and_route():
+    with stub.serve() as server:
+        server.fail_next(500, times=2, route='createPet')
+        assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
+        assert call_once(server.url, 'POST', '/v1/pets', REX)[0] == 500
+        assert call_once(server.url, 'POST', '/v1/pets', REX)[0] == 500
+        assert call_once(server.url, 'POST', '/v1/pets', REX) == (201, {'id': 1, **REX})
+
+
+def test_a_failed_create_stores_nothing():
+    with stub.serve() as server:
+        server.fail_next(429, route='createPet')
+        status, error = call_once(server.url, 'POST', '/v1/pets', REX)
+        assert (status, error['code']) == (429, 'too_many_requests')
+        assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+
+
+def test_a_fault_waits_until_a_request_is_authenticated():
+    with stub.serve() as server:
+        server.fail_next(503)
+        connection = connect(server.url)
+        connection.request('GET', '/v1/pets')
+        assert connection.getresponse().status == 401
+        connection.close()
+        assert call_once(server.url, 'GET', '/v1/pets')[0] == 503
+
+
+def test_fail_next_drop_closes_the_connection_without_a_response():
+    with stub.serve() as server:
+        server.fail_next('drop', route='getPet')
+        connection = connect(server.url)
+        connection.request('GET', '/v1/pets/1', headers=server.headers)
+        with pytest.raises(http.client.RemoteDisconnected):
+            connection.getresponse()
+        connection.close()
+        assert call_once(server.url, 'GET', '/v1/pets/1')[0] == 404
+        assert [r['status'] for r in server.requests] == [None, 404]
+
+
+@pytest.mark.parametrize('status, times, route, words', [
+    (200, 1, None, 'status must be'),
+    (999, 1, None, 'status must be'),
+    ('503', 1, None, 'status must be'),
+    (503, 0, None, 'times must be'),
+    (503, 1, 'deletePet', 'route must be one of'),
+])
+def test_fail_next_refuses_a_fault_it_cannot_inject(status, times, route, words):
+    with pytest.raises(stub.ApiError, match=words):
+        stub.create_app().fail_next(status, times, route)
+
+
+# -- the admin endpoints ---------------------------------------------------------
+
+@pytest.fixture
+def admin_client():
+    return make_client(stub.create_app(admin=True))
+
+
+def test_admin_endpoints_are_404_unless_enabled(client):
+    for method, path in [('POST', '/__admin/reset'), ('GET', '/__admin/requests'),
+                         ('POST', '/__admin/fixtures'), ('POST', '/__admin/faults')]:
+        response = client.request(path, method=method, status='*')
+        assert (response.status_int, response.json['code']) == (404, 'not_found')
+
+
+def test_admin_endpoints_need_the_key(admin_client):
+    response = webtest.TestApp(admin_client.app).post('/__admin/reset', status='*')
+    assert response.status_int == 401
+
+
+def test_admin_fixtures_and_reset(admin_client):
+    loaded = admin_client.post('/__admin/fixtures', status=201).json
+    assert len(loaded) == 13 and loaded[0]['id'] == 1
+    assert len(admin_client.get('/v1/pets?limit=100').json) == 13
+    admin_client.post('/__admin/reset', status=204)
+    assert admin_client.get('/v1/pets').json == []
+
+
+def test_admin_requests_lists_the_journal_without_admin_calls(admin_client):
+    admin_client.post_json('/v1/pets', REX)
+    admin_client.post('/__admin/fixtures')
+    admin_client.get('/v1/pets/1')
+    journal = admin_client.get('/__admin/requests').json
+    assert [(r['method'], r['path'], r['status']) for r in journal] == [
+        ('POST', '/v1/pets', 201), ('GET', '/v1/pets/1', 200)]
+
+
+def test_admin_faults_queue_a_fault(admin_client):
+    response = admin_client.post_json('/__admin/faults', {'status': 502, 'route': 'listPets'},
+                                      status=201)
+    assert response.json == {'status': 502, 'times': 1, 'route': 'listPets'}
+    assert admin_client.get('/v1/pets', status=502).json['code'] == 'bad_gateway'
+    admin_client.get('/v1/pets', status=200)
+
+
+@pytest.mark.parametrize('body', [
+    {'status': 'slow'}, {'status': 503, 'times': -1}, {'status': 503, 'route': 'x'},
+    {'status': 503, 'every': 2}, {},
+])
+def test_admin_faults_refuse_a_bad_fault(admin_client, body):
+    response = admin_client.post_json('/__admin/faults', body, status=400)
+    assert response.json['code'] == 'invalid_body'
+    admin_client.get('/v1/pets', status=200)
+
+
+def test_the_cli_admin_flag_enables_the_endpoints(monkeypatch, capsys):
+    apps = []
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
+    stub.main(['--admin', '--port', '0', '--db', ':memory:'])
+    stub.main(['--port', '0', '--db', ':memory:'])
+    with_admin, without = (make_client(app) for app in apps)
+    with_admin.post('/__admin/reset', status=204)
+    without.post('/__admin/reset', status=404)
