@@ -1,0 +1,112 @@
+"""The pytest plugin, as another project meets it: installed, no conftest, also under xdist."""
+
+import subprocess
+import sys
+
+import pytest
+
+pytest_plugins = ['pytester']
+
+ANOTHER_PROJECTS_TESTS = '''
+import json
+import urllib.request
+
+import pytest
+
+import petstore_stub
+
+
+def get(server, path):
+    request = urllib.request.Request(server.url + path, headers=server.headers)
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.load(response)
+
+
+@pytest.mark.parametrize('name', ['Rex', 'Bella', 'Max', 'Luna'])
+def test_each_test_starts_empty(petstore_server, name):
+    assert get(petstore_server, '/pets') == []
+    assert petstore_server.requests[-1]['path'] == '/v1/pets'
+    assert petstore_server.add_pet(name, 1)['id'] == 1
+
+
+def test_the_in_process_app(petstore_app):
+    petstore_app.post_json('/v1/pets', {'name': 'Kiwi', 'categoryId': 3}, status=201)
+    assert petstore_app.get('/v1/pets/1').json['name'] == 'Kiwi'
+
+
+def test_serve_directly():
+    with petstore_stub.serve(staging=True) as server:
+        assert server.url.endswith('/staging/v1')
+        assert get(server, '/pets') == []
+
+
+class TestWithTheDemoAnimals:
+    @pytest.fixture
+    def petstore_fixtures(self):
+        return True
+
+    def test_they_are_loaded(self, petstore_server):
+        assert len(get(petstore_server, '/pets?limit=100')) == 13
+
+    def test_and_in_process(self, petstore_app):
+        assert len(petstore_app.get('/v1/pets?limit=100').json) == 13
+'''
+
+OVERRIDDEN_KEY = '''
+import pytest
+
+
+@pytest.fixture(scope='session')
+def petstore_api_key():
+    return 'project-key'
+
+
+def test_the_overridden_key_is_used(petstore_server, petstore_app):
+    assert petstore_server.headers == {'Authorization': 'Bearer project-key'}
+    petstore_app.get('/v1/pets', status=200)
+    petstore_app.get('/v1/pets', headers={'Authorization': 'Bearer petstore-demo-key'}, status=401)
+'''
+
+
+def test_another_projects_tests_pass_with_no_conftest(pytester):
+    pytester.makepyfile(test_client=ANOTHER_PROJECTS_TESTS)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=8)
+
+
+def test_another_projects_tests_pass_under_xdist_sharing_nothing_on_disk(pytester):
+    pytester.makepyfile(test_client=ANOTHER_PROJECTS_TESTS)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', '-n', '2')
+    result.assert_outcomes(passed=8)
+    assert list(pytester.path.rglob('*.json')) == []
+
+
+def test_a_conftest_can_override_the_key(pytester):
+    pytester.makeconftest(OVERRIDDEN_KEY.split('def test_')[0])
+    pytester.makepyfile(test_key='def test_' + OVERRIDDEN_KEY.split('def test_')[1])
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=1)
+
+
+def test_a_failure_inside_the_server_fails_the_test(pytester):
+    pytester.makepyfile(test_broken='''
+import urllib.error, urllib.request
+
+def test_a_bug_in_the_stub(petstore_server, monkeypatch):
+    monkeypatch.setattr(petstore_server.app.store, 'list', lambda *a, **k: 1 / 0)
+    request = urllib.request.Request(petstore_server.url + '/pets', headers=petstore_server.headers)
+    try:
+        urllib.request.urlopen(request, timeout=5)
+    except urllib.error.HTTPError as error:
+        error.close()
+''')
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(['*ServerError: the stub server failed: ZeroDivisionError*'])
+
+
+def test_serving_never_imports_pytest():
+    code = 'import sys, petstore_stub; print("pytest" in sys.modules)'
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout == 'False\n'
