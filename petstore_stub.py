@@ -95,6 +95,10 @@ SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 #: The operations, by the spec's operationId: what fail_next(route=...) names.
 OPERATIONS = ('listPets', 'createPet', 'getPet', 'listOrders')
 ADMIN_PREFIX = '/__admin/'
+#: What a browser's cross-origin request may send and read (``--cors``).
+CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
+CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
+CORS_MAX_AGE = '600'
 JOURNAL_SIZE = 1000
 
 DEFAULT_DB = 'petstore.json'
@@ -509,12 +513,13 @@ class StubApp(bottle.Bottle):
     """
 
     def __init__(self, store: PetStore, api_keys: Sequence[str], base_path: str, *,
-                 admin: bool, journal_size: int, access_log: IO[str] | None) -> None:
+                 admin: bool, cors: bool, journal_size: int, access_log: IO[str] | None) -> None:
         super().__init__()
         self.store = store
         self.api_keys = tuple(api_keys)
         self.base_path = base_path
         self.admin = admin
+        self.cors = cors
         self.access_log = access_log
         self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
         self.faults: list[dict] = []
@@ -586,7 +591,10 @@ class StubApp(bottle.Bottle):
         if generation != self._generation:
             # Cleared while this request waited: its client (and its test) are gone.
             return drop_connection(environ)
-        result, status = self.respond(environ, start_response)
+        if self.cors and environ['REQUEST_METHOD'] == 'OPTIONS':
+            result, status = answer_preflight(start_response), 204
+        else:
+            result, status = self.respond(environ, start_response)
         if not is_admin:
             with self._lock:
                 if generation == self._generation:
@@ -601,6 +609,9 @@ class StubApp(bottle.Bottle):
 
         def recording_start_response(status: str, headers: list, exc_info: Any = None) -> Any:
             sent.append(status)
+            if self.cors:  # on errors too, so that a browser can read a 401
+                headers = [*headers, ('Access-Control-Allow-Origin', '*'),
+                           ('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)]
             return start_response(status, headers, exc_info)
 
         result = super().wsgi(environ, recording_start_response)
@@ -617,21 +628,23 @@ class StubApp(bottle.Bottle):
 
 
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
-               base_path: str = BASE_PATH, *, admin: bool = False,
+               base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
                journal_size: int = JOURNAL_SIZE, access_log: IO[str] | None = None) -> StubApp:
     """Build the WSGI app over ``store`` (a fresh in-memory one by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
-    ``/staging/v1``; ``admin`` adds the ``/__admin/`` endpoints; the journal
-    keeps the last ``journal_size`` requests; ``access_log`` gets one line
-    per request.
+    ``/staging/v1``; ``admin`` adds the ``/__admin/`` endpoints; ``cors``
+    lets browser pages on any origin call it; the journal keeps the last
+    ``journal_size`` requests; ``access_log`` gets one line per request.
     """
     if not api_keys:
         raise ValueError('give at least one API key')
-    app = StubApp(store if store is not None else PetStore(), api_keys, base_path,
-                  admin=admin, journal_size=journal_size, access_log=access_log)
+    app = StubApp(store if store is not None else PetStore(), api_keys, base_path, admin=admin,
+                  cors=cors, journal_size=journal_size, access_log=access_log)
     app.add_hook('before_request', before_request)
     app.default_error_handler = render_bottle_error
+    app.route('/', 'GET', index, name='index')
+    app.route(f'{base_path}/openapi.json', 'GET', openapi_json, name='openapi')
     app.route(f'{base_path}/pets', 'GET', with_faults(list_pets), name='listPets')
     app.route(f'{base_path}/pets', 'POST', with_faults(create_pet), name='createPet')
     app.route(f'{base_path}/pets/<pet_id>', 'GET', with_faults(get_pet), name='getPet')
@@ -645,8 +658,12 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
 
 def before_request() -> None:
+    request = bottle.request
     bottle.response.content_type = 'application/json'
-    check_bearer(bottle.request.get_header('Authorization'), bottle.request.app.api_keys)
+    if request.method == 'GET' and request.path in (
+            '/', f'{request.app.base_path}/openapi.json'):
+        return  # public, so that a browser or a code generator can start here
+    check_bearer(request.get_header('Authorization'), request.app.api_keys)
 
 
 def with_faults(operation: Any) -> Any:
@@ -716,6 +733,44 @@ def list_orders() -> str:
 def base_url_path() -> str:
     """The base path as the client sees it, under any WSGI mount point."""
     return bottle.request.script_name.rstrip('/') + bottle.request.app.base_path
+
+
+# The public documents: the index and the OpenAPI description.
+
+def index() -> str:
+    app, request = bottle.request.app, bottle.request
+    base = base_url_path()
+    demo = f' (here the demo key {DEMO_API_KEY})' if DEMO_API_KEY in app.api_keys else ''
+    return to_json({
+        'name': 'Pet Store API (petstore-stub)',
+        'version': API_VERSION,
+        'base_path': base,
+        'base_url': f'{request.urlparts.scheme}://{request.urlparts.netloc}{base}',
+        'openapi': f'{base}/openapi.json',
+        'operations': {
+            'listPets': f'GET {base}/pets?limit=1..100&status=available|pending|sold',
+            'createPet': f'POST {base}/pets',
+            'getPet': f'GET {base}/pets/{{petId}} (deprecated, sunset {SUNSET})',
+            'listOrders': f'GET {base}/store/orders (not implemented: 501)',
+        },
+        'authentication': f'send the header Authorization: Bearer <API key>{demo}; '
+                          'the stub prints its key when it starts',
+    })
+
+
+def openapi_json() -> str:
+    return to_json(openapi_document(base_url_path(), bottle.request.app.base_path))
+
+
+def answer_preflight(start_response: Any) -> list[bytes]:
+    """A CORS preflight: browsers send it without credentials, so it needs no key."""
+    start_response('204 No Content', [
+        ('Access-Control-Allow-Origin', '*'),
+        ('Access-Control-Allow-Methods', 'GET, POST, OPTIONS'),
+        ('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS),
+        ('Access-Control-Max-Age', CORS_MAX_AGE),
+    ])
+    return []
 
 
 # The admin endpoints (``--admin``; always on in ``serve()``).
@@ -827,10 +882,159 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
     return error_json(status, ERROR_CODES.get(status, f'http_{status}'), message)
 
 
+# -- The OpenAPI description --------------------------------------------------
+
+def openapi_document(served_base: str, base_path: str) -> dict:
+    """OpenAPI 3.0 for exactly what the stub serves, ``GET <base path>/openapi.json``."""
+    other_base = STAGING_BASE_PATH if base_path == BASE_PATH else BASE_PATH
+    servers = [{'url': served_base, 'description': 'this stub'},
+               {'url': other_base, 'description': 'the same stub run with'
+                + (' --staging' if other_base == STAGING_BASE_PATH else 'out --staging')}]
+    return {
+        'openapi': '3.0.3',
+        'info': {
+            'title': 'Pet Store API', 'version': API_VERSION,
+            'description': 'Served by petstore-stub, a strict local stub. Every error has the '
+                           'Error body. Unknown paths answer 404 and wrong methods 405, '
+                           'both with an Error body.',
+        },
+        'servers': servers,
+        'security': [{'bearerAuth': []}],
+        'paths': {
+            '/pets': {'get': list_pets_operation(), 'post': create_pet_operation()},
+            '/pets/{petId}': {'get': get_pet_operation()},
+            '/store/orders': {'get': list_orders_operation()},
+        },
+        'components': openapi_components(),
+    }
+
+
+def error_response(description: str, headers: dict | None = None) -> dict:
+    response = {'description': description,
+                'content': {'application/json': {'schema': {'$ref': '#/components/schemas/Error'}}}}
+    if headers:
+        response['headers'] = headers
+    return response
+
+
+def json_response(description: str, schema: str, headers: dict | None = None) -> dict:
+    response = error_response(description, headers)
+    response['content']['application/json']['schema']['$ref'] = f'#/components/schemas/{schema}'
+    return response
+
+
+def header(description: str, example: str) -> dict:
+    return {'description': description, 'schema': {'type': 'string'}, 'example': example}
+
+
+UNAUTHORIZED = {'$ref': '#/components/responses/Unauthorized'}
+INTERNAL_ERROR = error_response('internal_error, or storage_error when the file cannot be written')
+
+
+def list_pets_operation() -> dict:
+    return {
+        'operationId': 'listPets', 'summary': 'List pets, in ascending id order',
+        'description': 'The limit applies after the status filter. No pagination beyond limit; '
+                       'any other query parameter, or one given twice, is a 400.',
+        'parameters': [
+            {'name': 'limit', 'in': 'query', 'required': False,
+             'schema': {'type': 'integer', 'format': 'int32', 'minimum': LIMIT_MIN,
+                        'maximum': LIMIT_MAX, 'default': LIMIT_DEFAULT}},
+            {'name': 'status', 'in': 'query', 'required': False,
+             'schema': {'$ref': '#/components/schemas/PetStatus'}},
+        ],
+        'responses': {
+            '200': json_response('At most limit pets', 'Pets'),
+            '400': error_response('invalid_parameter: a bad limit or status, or an unknown '
+                                  'parameter'),
+            '401': UNAUTHORIZED,
+            '500': INTERNAL_ERROR,
+        },
+    }
+
+
+def create_pet_operation() -> dict:
+    return {
+        'operationId': 'createPet', 'summary': 'Add a pet',
+        'requestBody': {'required': True, 'content': {'application/json': {
+            'schema': {'$ref': '#/components/schemas/NewPet'}}}},
+        'responses': {
+            '201': json_response('The pet was added and is on disk', 'Pet', {
+                'Location': header('The new pet', f'{BASE_PATH}/pets/14')}),
+            '400': error_response('invalid_body: not one JSON object, a missing or invalid field, '
+                                  'or an unknown field'),
+            '401': UNAUTHORIZED,
+            '413': error_response(f'payload_too_large: the body is over {MAX_BODY_BYTES} bytes'),
+            '415': error_response('unsupported_media_type: the body is not application/json'),
+            '500': INTERNAL_ERROR,
+        },
+    }
+
+
+def get_pet_operation() -> dict:
+    return {
+        'operationId': 'getPet', 'summary': 'Get a pet by id', 'deprecated': True,
+        'description': f'Deprecated; removed on {SUNSET}. Use GET /pets with the status filter.',
+        'parameters': [{'name': 'petId', 'in': 'path', 'required': True,
+                        'schema': {'type': 'integer', 'format': 'int64'}}],
+        'responses': {
+            '200': json_response('The pet', 'Pet', {
+                'Deprecation': header('RFC 9745: since when', f'@{DEPRECATED_SINCE}'),
+                'Sunset': header('RFC 8594: when it goes away', SUNSET),
+                'Link': header('The replacement', f'<{BASE_PATH}/pets>; rel="successor-version"'),
+            }),
+            '400': error_response('invalid_parameter: petId is not an int64'),
+            '401': UNAUTHORIZED,
+            '404': error_response('not_found: no pet has that id'),
+            '500': INTERNAL_ERROR,
+        },
+    }
+
+
+def list_orders_operation() -> dict:
+    return {
+        'operationId': 'listOrders', 'summary': 'Store orders: named by the spec, not described',
+        'responses': {'401': UNAUTHORIZED,
+                      '501': error_response('not_implemented: the stub does not serve orders')},
+    }
+
+
+def openapi_components() -> dict:
+    int64 = {'type': 'integer', 'format': 'int64'}
+    new_pet_fields = {'name': {'type': 'string', 'minLength': 1}, 'categoryId': int64,
+                      'status': {'$ref': '#/components/schemas/PetStatus'}}
+    return {
+        'securitySchemes': {'bearerAuth': {
+            'type': 'http', 'scheme': 'bearer',
+            'description': 'The API key as a bearer token. Keys are set with --api-key; '
+                           f'on loopback the demo key {DEMO_API_KEY} works by default.'}},
+        'responses': {'Unauthorized': error_response(
+            'unauthorized (no bearer credentials) or invalid_token (a wrong key)',
+            {'WWW-Authenticate': header('RFC 6750 challenge', f'Bearer realm="{REALM}"')})},
+        'schemas': {
+            'PetStatus': {'type': 'string', 'enum': list(PET_STATUSES)},
+            'NewPet': {'type': 'object', 'required': ['name', 'categoryId'],
+                       'properties': new_pet_fields, 'additionalProperties': False},
+            'Pet': {'type': 'object', 'required': ['id', 'name', 'categoryId'],
+                    'properties': {'id': {**int64, 'minimum': 1}, **new_pet_fields},
+                    'additionalProperties': False},
+            'Pets': {'type': 'array', 'items': {'$ref': '#/components/schemas/Pet'}},
+            'Error': {'type': 'object', 'required': ['code', 'message', 'status'],
+                      'properties': {'code': {'type': 'string'}, 'message': {'type': 'string'},
+                                     'status': {'type': 'integer'}}},
+        },
+    }
+
+
 # -- Serving ------------------------------------------------------------------
 
 class ServerError(Exception):
     """An exception raised inside the server thread, re-raised in the caller's."""
+
+
+#: With --trust-proxy, waitress takes the client's scheme and host from these.
+TRUSTED_PROXY_HEADERS = {'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port',
+                         'x-forwarded-for'}
 
 
 class StubServer:
@@ -842,11 +1046,12 @@ class StubServer:
     """
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
-                 threads: int = 4) -> None:
+                 threads: int = 4, trust_proxy: bool = False) -> None:
         self.app = app
         self.host = host
         self.port = port
         self.threads = threads
+        self.trust_proxy = trust_proxy
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.errors: list[BaseException] = []
@@ -910,9 +1115,11 @@ class StubServer:
         """Open the listening socket (and learn the port) without serving yet."""
         if self._server is not None:
             raise RuntimeError('this server is already started')
+        proxy = {'trusted_proxy': '*', 'trusted_proxy_headers': TRUSTED_PROXY_HEADERS,
+                 } if self.trust_proxy else {}
         self._server = waitress.create_server(
             self.app, host=self.host, port=self.port, threads=self.threads,
-            ident='petstore-stub', max_request_body_size=SERVER_MAX_BODY_BYTES)
+            ident='petstore-stub', max_request_body_size=SERVER_MAX_BODY_BYTES, **proxy)
         self.port = int(self._server.effective_port)
 
     def start(self) -> StubServer:
@@ -936,11 +1143,14 @@ class StubServer:
         if server is None:
             return
         if self._thread is not None and self._thread.is_alive():
-            # The event loop sleeps in poll(); the trigger wakes it to close everything itself.
-            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+            # The event loop sleeps in poll(); the trigger wakes it to close the
+            # connections itself. The trigger's own pipe is closed only once the
+            # loop has ended: the loop may run the thunk before pull_trigger returns.
+            server.trigger.pull_trigger(functools.partial(close_connections, server))
             self._thread.join(timeout=5)
         else:
-            wasyncore.close_all(server._map)
+            close_connections(server)
+        server.trigger.close()
         server.task_dispatcher.shutdown(timeout=5)
 
     def __enter__(self) -> StubServer:
@@ -950,10 +1160,24 @@ class StubServer:
         self.stop()
 
 
+def close_connections(server: Any) -> None:
+    """Close waitress's sockets and take its trigger out of the loop, which then ends."""
+    for dispatcher in list(server._map.values()):
+        try:
+            if dispatcher is server:
+                # waitress's own close() would close the trigger too, while it may be in use.
+                wasyncore.dispatcher.close(server)
+            elif dispatcher is not server.trigger:
+                dispatcher.close()
+        except OSError:
+            pass  # already closed by its client
+    server.trigger.del_channel()
+
+
 @contextmanager
 def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
-          host: str = '127.0.0.1', port: int = 0,
+          cors: bool = False, host: str = '127.0.0.1', port: int = 0,
           journal_size: int = JOURNAL_SIZE) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
@@ -962,7 +1186,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
     then ``check()`` raises anything that failed inside it.
     """
     app = create_app(PetStore(db), [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
-                     admin=True, journal_size=journal_size)
+                     admin=True, cors=cors, journal_size=journal_size)
     if fixtures:
         app.load_fixtures(None if fixtures is True else fixtures)
     with StubServer(app, host, port) as server:
@@ -1000,6 +1224,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help='load the demo animals (or those in FILE) into an empty store')
     parser.add_argument('--staging', action='store_true',
                         help=f'serve under {STAGING_BASE_PATH} instead of {BASE_PATH}')
+    parser.add_argument('--cors', action='store_true',
+                        help='let browser pages on any origin call the stub')
+    parser.add_argument('--trust-proxy', action='store_true',
+                        help='take the client\'s scheme and host from X-Forwarded-* headers '
+                             '(only behind a proxy you run, such as a hosting platform\'s)')
     parser.add_argument('--admin', action='store_true',
                         help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, faults) '
                              'for test suites')
@@ -1067,8 +1296,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
     app = create_app(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
-                     admin=args.admin, access_log=None if args.quiet else sys.stdout)
-    server = StubServer(app, args.host, port)
+                     admin=args.admin, cors=args.cors,
+                     access_log=None if args.quiet else sys.stdout)
+    server = StubServer(app, args.host, port, trust_proxy=args.trust_proxy)
     try:
         server.bind()
     except OSError as error:
