@@ -1,0 +1,129 @@
+"""What a browser demo and a hosted demo meet: CORS, the index at /, a proxy in front."""
+
+import http.client
+import json
+
+import pytest
+import webtest
+
+import petstore_stub as stub
+from conftest import AUTH, make_client
+
+PREFLIGHT = {'Origin': 'https://demo.example', 'Access-Control-Request-Method': 'POST',
+             'Access-Control-Request-Headers': 'authorization, content-type'}
+
+
+def request(server: stub.StubServer, method: str, path: str, headers: dict, body=None):
+    connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
+    try:
+        connection.request(method, path, body, headers)
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+# -- CORS ------------------------------------------------------------------------
+
+def test_a_preflight_needs_no_key_and_allows_authorization():
+    with stub.serve(cors=True) as server:
+        status, headers, body = request(server, 'OPTIONS', '/v1/pets', PREFLIGHT)
+    assert (status, body) == (204, b'')
+    assert headers['Access-Control-Allow-Origin'] == '*'
+    assert {'GET', 'POST'} <= set(headers['Access-Control-Allow-Methods'].replace(' ', '').split(','))
+    assert 'authorization' in headers['Access-Control-Allow-Headers'].lower()
+    assert 'content-type' in headers['Access-Control-Allow-Headers'].lower()
+
+
+def test_a_cross_origin_create_can_read_its_location():
+    with stub.serve(cors=True) as server:
+        status, headers, body = request(
+            server, 'POST', '/v1/pets', {**AUTH, 'Origin': 'https://demo.example',
+                                         'Content-Type': 'application/json'},
+            json.dumps({'name': 'Rex', 'categoryId': 1}))
+    assert status == 201
+    assert headers['Access-Control-Allow-Origin'] == '*'
+    assert 'Location' in headers['Access-Control-Expose-Headers']
+
+
+@pytest.mark.parametrize('headers, status', [
+    pytest.param({}, 401, id='no key'),
+    pytest.param(AUTH, 404, id='no such path'),
+])
+def test_errors_carry_cors_headers_so_a_browser_can_read_them(headers, status):
+    with stub.serve(cors=True) as server:
+        got, response_headers, body = request(server, 'GET', '/v1/nothing' if headers else '/v1/pets',
+                                               {**headers, 'Origin': 'https://demo.example'})
+    assert got == status
+    assert response_headers['Access-Control-Allow-Origin'] == '*'
+    assert json.loads(body)['status'] == status
+
+
+def test_cors_is_off_by_default():
+    with stub.serve() as server:
+        status, headers, _ = request(server, 'OPTIONS', '/v1/pets', PREFLIGHT)
+        assert status == 401
+        _, headers, _ = request(server, 'GET', '/v1/pets', {**AUTH, 'Origin': 'https://x.example'})
+    assert 'Access-Control-Allow-Origin' not in headers
+
+
+def test_the_cli_cors_flag(monkeypatch):
+    apps = []
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
+    stub.main(['--cors', '--port', '0', '--db', ':memory:', '--quiet'])
+    response = webtest.TestApp(apps[0]).options('/v1/pets', headers=PREFLIGHT, status=204)
+    assert response.headers['Access-Control-Allow-Origin'] == '*'
+
+
+# -- the index ---------------------------------------------------------------------
+
+def test_the_index_needs_no_key_and_says_what_to_do_next():
+    index = webtest.TestApp(stub.create_app()).get('/', status=200).json
+    assert index['name'].startswith('Pet Store API')
+    assert index['version'] == '1.0.0'
+    assert index['base_path'] == '/v1'
+    assert index['openapi'] == '/v1/openapi.json'
+    assert set(index['operations']) == {'listPets', 'createPet', 'getPet', 'listOrders'}
+    assert 'Authorization: Bearer' in index['authentication']
+    assert stub.DEMO_API_KEY in index['authentication']
+
+
+def test_the_index_does_not_show_the_demo_key_when_it_is_not_accepted():
+    index = webtest.TestApp(stub.create_app(api_keys=['private'])).get('/').json
+    assert stub.DEMO_API_KEY not in json.dumps(index)
+    assert 'private' not in json.dumps(index)
+
+
+def test_the_index_follows_staging():
+    index = make_client(stub.create_app(base_path='/staging/v1')).get('/').json
+    assert index['openapi'] == '/staging/v1/openapi.json'
+    assert index['operations']['createPet'] == 'POST /staging/v1/pets'
+
+
+# -- behind a proxy ----------------------------------------------------------------
+
+FORWARDED = {'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pets.example.com',
+             'X-Forwarded-Port': '443'}
+
+
+def served_base_url(trust_proxy: bool) -> str:
+    app = stub.create_app()
+    with stub.StubServer(app, trust_proxy=trust_proxy) as server:
+        _, _, body = request(server, 'GET', '/', FORWARDED)
+    return json.loads(body)['base_url']
+
+
+def test_forwarded_headers_are_ignored_by_default():
+    assert served_base_url(trust_proxy=False).startswith('http://127.0.0.1:')
+
+
+def test_trust_proxy_takes_the_public_scheme_and_host():
+    assert served_base_url(trust_proxy=True) == 'https://pets.example.com/v1'
+
+
+def test_location_is_a_path_so_it_stays_right_behind_any_proxy():
+    with stub.serve() as server:
+        status, headers, _ = request(server, 'POST', '/v1/pets',
+                                     {**AUTH, **FORWARDED, 'Content-Type': 'application/json'},
+                                     json.dumps({'name': 'Rex', 'categoryId': 1}))
+    assert (status, headers['Location']) == (201, '/v1/pets/1')
