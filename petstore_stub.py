@@ -43,6 +43,7 @@ import io
 import ipaddress
 import itertools
 import json
+import logging
 import os
 import re
 import secrets
@@ -1115,6 +1116,8 @@ class StubServer:
         """Open the listening socket (and learn the port) without serving yet."""
         if self._server is not None:
             raise RuntimeError('this server is already started')
+        # waitress warns on every queued request; under load that is a log line per request.
+        logging.getLogger('waitress.queue').setLevel(logging.ERROR)
         proxy = {'trusted_proxy': '*', 'trusted_proxy_headers': TRUSTED_PROXY_HEADERS,
                  } if self.trust_proxy else {}
         self._server = waitress.create_server(

@@ -1,0 +1,84 @@
+"""The README cannot rot: its curl tour is run against a live stub, its example is a test file."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import petstore_stub as stub
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / 'README.md').read_text(encoding='utf-8')
+
+
+def fenced_blocks(language: str) -> list[str]:
+    return re.findall(rf'^```{language}\n(.*?)^```$', README, flags=re.DOTALL | re.MULTILINE)
+
+
+def console_examples() -> list[tuple[str, str]]:
+    """Each ``$ command`` of the console blocks, with the output printed under it."""
+    examples = []
+    for block in fenced_blocks('console'):
+        for chunk in re.split(r'^\$ ', block, flags=re.MULTILINE)[1:]:
+            command, _, output = chunk.partition('\n')
+            examples.append((command, output))
+    return examples
+
+
+def without_dates(text: str) -> str:
+    return re.sub(r'^Date: .*$', 'Date: (varies)', text.replace('\r\n', '\n'), flags=re.MULTILINE)
+
+
+@pytest.mark.skipif(shutil.which('curl') is None, reason='the tour is written for curl')
+def test_the_curl_tour_prints_what_the_readme_shows():
+    examples = console_examples()
+    assert len(examples) >= 14
+    with stub.serve(fixtures=True) as server:
+        address = f'127.0.0.1:{server.port}'
+        for command, expected in examples:
+            assert command.startswith('curl ')
+            result = subprocess.run(command.replace('127.0.0.1:8080', address), shell=True,
+                                    capture_output=True, text=True, timeout=30)
+            printed = result.stdout if result.stdout.endswith('\n') else result.stdout + '\n'
+            assert without_dates(printed) == without_dates(
+                expected.replace('127.0.0.1:8080', address)), command
+
+
+def test_the_readme_example_is_the_example_test_file():
+    example = (ROOT / 'tests' / 'test_example_client.py').read_text(encoding='utf-8')
+    assert example in fenced_blocks('python')
+
+
+def test_the_readme_names_every_flag_of_the_cli():
+    for action in stub.build_parser()._actions:
+        for flag in action.option_strings:
+            if flag.startswith('--') and flag not in ('--help', '--version'):
+                assert f'`{flag}' in README, flag
+
+
+def test_the_readme_lists_every_error_code():
+    source = (ROOT / 'petstore_stub.py').read_text(encoding='utf-8')
+    codes = set(re.findall(r"ApiError\(\d{3}, '([a-z_]+)'", source))
+    codes |= {'not_found', 'method_not_allowed', 'internal_error'}
+    for code in codes:
+        assert f'`{code}`' in README, code
+
+
+def test_the_benchmark_runs_in_quick_mode():
+    result = subprocess.run([sys.executable, str(ROOT / 'tests' / 'bench.py'), '--quick'],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    for figure in ('ratio', 'cold start to first 200', 'idle RSS', 'RSS after load',
+                   'pets:', 'reset plus one request'):
+        assert figure in result.stdout
+    assert 'FAILURES' not in result.stdout
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    commands = [line for block in fenced_blocks('sh') for line in block.splitlines()
+                if line.startswith('python3 -m venv')]
+    test_command = next(line for line in commands if 'pytest' in line)
+    assert test_command in (ROOT / '.ci' / 'run').read_text(encoding='utf-8').splitlines()
