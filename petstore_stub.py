@@ -14,11 +14,23 @@ Operations, under the base path ``/v1`` (``/staging/v1`` with ``--staging``):
     GET  /pets/{petId}    getPet     deprecated, sunset Thu, 05 Dec 2030
     GET  /store/orders    named by the spec but not shown there: 501
 
-Every error is the spec's Error body ``{"code", "message", "status"}``.
+Every error is the spec's Error body ``{"code", "message", "status"}``. ``GET /``
+(an index) and ``GET <base path>/openapi.json`` (OpenAPI 3.0) need no key.
 
 Flags (``python petstore_stub.py --help``): ``--host``, ``--port`` (or
 ``PORT``), ``--api-key`` (or ``PETSTORE_API_KEYS``), ``--db PATH|:memory:``,
-``--fixtures [FILE]``, ``--staging``, ``--quiet``.
+``--fixtures [FILE]`` (the demo animals are in ``data/pets.json``),
+``--staging``, ``--cors``, ``--trust-proxy``, ``--admin``, ``--quiet``.
+
+In tests (the package registers the pytest fixtures ``petstore_server`` and
+``petstore_app``)::
+
+    with serve() as server:                 # a free loopback port, in memory
+        server.url, server.headers          # 'http://127.0.0.1:54321/v1', {'Authorization': ...}
+        server.add_pet('Rex', 1)
+        server.fail_next(503)               # or 'drop'; times=, route='createPet'
+        server.requests                     # the journal: what the client sent
+        server.reset()
 
 The file reads in the order a request flows:
 
@@ -27,9 +39,11 @@ The file reads in the order a request flows:
 3. storage: ``DurableJSONStorage`` (a TinyDB storage) and ``PetStore``
 4. validation: pure functions from raw input to clean values
 5. auth: the bearer key
-6. the app: ``create_app()`` and the routes
-7. serving: ``StubServer`` (waitress in a thread) and ``serve()``
-8. the command line: ``main()``
+6. the app: ``create_app()``, the routes, the journal, faults and admin endpoints
+7. the OpenAPI description
+8. serving: ``StubServer`` (waitress in a thread) and ``serve()``
+9. the command line: ``main()``
+10. the pytest fixtures
 """
 
 from __future__ import annotations
