@@ -295,10 +295,13 @@ class PetStore:
     def list(self, limit: int, status: str | None = None) -> list[dict]:
         """The first ``limit`` pets by id, of ``status`` if given."""
         with self._lock:
-            documents: Iterable = iter(self._table)
+            # The stored table itself, in id order: no Document object per pet on the way.
+            tables = self._db.storage.read() or {}
+            documents: Iterable = tables.get(PETS_TABLE, {}).items()
             if status is not None:
-                documents = (doc for doc in documents if doc.get('status') == status)
-            return [as_pet(doc.doc_id, doc) for doc in itertools.islice(documents, limit)]
+                documents = (item for item in documents if item[1].get('status') == status)
+            return [as_pet(int(pet_id), document)
+                    for pet_id, document in itertools.islice(documents, limit)]
 
     def __len__(self) -> int:
         with self._lock:
