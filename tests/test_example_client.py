@@ -1,5 +1,7 @@
 """Testing a small Pet Store client with the petstore_server fixture."""
 
+from __future__ import annotations
+
 import json
 import urllib.error
 import urllib.request

@@ -1,5 +1,7 @@
 """The stub as a fixture server: serve(), reset, the journal, delay, faults, admin endpoints."""
 
+from __future__ import annotations
+
 import http.client
 import json
 import socket

@@ -1,5 +1,7 @@
 """The stub on real sockets: keep-alive, concurrency, kill -9, signals, refusing a bad file."""
 
+from __future__ import annotations
+
 import http.client
 import json
 import os
