@@ -720,16 +720,19 @@ def create_pet() -> str:
 
 def read_body(request: bottle.BaseRequest) -> bytes:
     """The request body, up to MAX_BODY_BYTES, or 413."""
-    too_large = ApiError(413, 'payload_too_large', f'the body is over {MAX_BODY_BYTES} bytes, '
-                         'the most a NewPet may take')
     if request.content_length > MAX_BODY_BYTES:
-        raise too_large
+        raise body_too_large()
     # Bottle spools a large body to a temporary file, and leaves it open.
     with request.body as body:
         raw = body.read(MAX_BODY_BYTES + 1)
     if len(raw) > MAX_BODY_BYTES:
-        raise too_large
+        raise body_too_large()
     return raw
+
+
+def body_too_large() -> ApiError:
+    return ApiError(413, 'payload_too_large',
+                    f'the body is over {MAX_BODY_BYTES} bytes, the most a NewPet may take')
 
 
 def get_pet(pet_id: str) -> str:
@@ -927,18 +930,16 @@ def openapi_document(served_base: str, base_path: str) -> dict:
     }
 
 
-def error_response(description: str, headers: dict | None = None) -> dict:
-    response = {'description': description,
-                'content': {'application/json': {'schema': {'$ref': '#/components/schemas/Error'}}}}
+def json_response(description: str, schema: str, headers: dict | None = None) -> dict:
+    content = {'application/json': {'schema': {'$ref': f'#/components/schemas/{schema}'}}}
+    response = {'description': description, 'content': content}
     if headers:
         response['headers'] = headers
     return response
 
 
-def json_response(description: str, schema: str, headers: dict | None = None) -> dict:
-    response = error_response(description, headers)
-    response['content']['application/json']['schema']['$ref'] = f'#/components/schemas/{schema}'
-    return response
+def error_response(description: str, headers: dict | None = None) -> dict:
+    return json_response(description, 'Error', headers)
 
 
 def header(description: str, example: str) -> dict:
