@@ -323,9 +323,9 @@ def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
     return {'id': pet_id, **document}
 
 
-def read_fixtures(path: str | os.PathLike | None = None) -> list[dict]:
-    """The NewPets in a fixtures file (a JSON array), the demo animals by default."""
-    path = Path(path) if path else demo_fixtures_path()
+def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
+    """The NewPets in a fixtures file (a JSON array); the demo animals for None or True."""
+    path = Path(path) if path and path is not True else demo_fixtures_path()
     try:
         documents = json.loads(path.read_text(encoding='utf-8'))
     except (OSError, ValueError) as error:
@@ -569,7 +569,7 @@ class StubApp(bottle.Bottle):
             new_pet['status'] = status
         return self.store.add(parse_new_pet(new_pet))
 
-    def load_fixtures(self, path: str | os.PathLike | None = None) -> list[dict]:
+    def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         """Add the demo animals (or those in ``path``); return them as Pets."""
         return self.store.add_many(read_fixtures(path))
 
@@ -614,9 +614,10 @@ class StubApp(bottle.Bottle):
         else:
             result, status = self.respond(environ, start_response)
         if not is_admin:
+            entry = journal_entry(environ, body, status)
             with self._lock:
                 if generation == self._generation:
-                    self.journal.append(journal_entry(environ, body, status))
+                    self.journal.append(entry)
         if self.access_log is not None:
             self.log_request(environ, status, time.perf_counter() - started)
         return result
@@ -1099,7 +1100,7 @@ class StubServer:
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         return self.app.add_pet(name, categoryId, status)
 
-    def load_fixtures(self, path: str | os.PathLike | None = None) -> list[dict]:
+    def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         return self.app.load_fixtures(path)
 
     def fail_next(self, status: int | str, times: int = 1, route: str | None = None) -> None:
@@ -1209,7 +1210,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
     app = create_app(PetStore(db), [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
                      admin=True, cors=cors, journal_size=journal_size)
     if fixtures:
-        app.load_fixtures(None if fixtures is True else fixtures)
+        app.load_fixtures(fixtures)
     with StubServer(app, host, port) as server:
         yield server
     server.check()
@@ -1392,7 +1393,7 @@ if 'pytest' in sys.modules:
         server = petstore_session_server
         server.reset()
         if petstore_fixtures:
-            server.load_fixtures(None if petstore_fixtures is True else petstore_fixtures)
+            server.load_fixtures(petstore_fixtures)
         yield server
         server.check()
 
@@ -1405,7 +1406,7 @@ if 'pytest' in sys.modules:
         app = create_app(api_keys=[petstore_api_key], admin=True,
                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)
         if petstore_fixtures:
-            app.load_fixtures(None if petstore_fixtures is True else petstore_fixtures)
+            app.load_fixtures(petstore_fixtures)
         client = webtest.TestApp(app)
         client.authorization = ('Bearer', petstore_api_key)
         return client
