@@ -120,6 +120,10 @@ DEFAULT_DB = 'petstore.json'
 MEMORY_DB = ':memory:'
 PETS_TABLE = 'pets'
 DEFAULT_PORT = 8080
+#: The log is folded into the file once it has this many lines, or as many as the file has pets.
+CHECKPOINT_LINES = 1000
+#: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
+O_DSYNC = getattr(os, 'O_DSYNC', 0)
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
 
@@ -168,6 +172,21 @@ class DatabaseError(Exception):
 
 
 # -- Storage ------------------------------------------------------------------
+#
+# The pets live in memory, in TinyDB's layout: ``{"pets": {"1": {...}, ...}}``.
+# On disk that layout is the database file, and beside it, in ``<file>.log``,
+# are the changes made since the file was last written, one JSON line each:
+#
+#     {"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}
+#     {"write": {"pets": {}}}                      (TinyDB replaced the tables)
+#
+# A change is on disk once its line is appended to the log, which is opened for
+# synchronous writes (O_DSYNC): a create costs one short write, however many
+# pets there are. Every so often, and at start
+# and close, the log is folded into the file (a checkpoint): the file is
+# replaced crash-safely, and only then is the log emptied. Replaying a log over
+# a file that already holds its changes gives the same tables, so a crash
+# between those two steps loses nothing.
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
@@ -186,11 +205,28 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    folder = os.open(path.parent, os.O_RDONLY)
+    fsync_folder(path.parent)
+
+
+def fsync_folder(folder: Path) -> None:
+    """Put a folder's entries (a rename, a new file) on disk."""
+    descriptor = os.open(folder, os.O_RDONLY)
     try:
-        os.fsync(folder)
+        os.fsync(descriptor)
     finally:
-        os.close(folder)
+        os.close(descriptor)
+
+
+def lock_file(descriptor: int, path: Path) -> None:
+    """Take an exclusive lock on an open file, so that one stub at a time uses ``path``."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks to take
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise DatabaseError(f'{path}: another stub is using this database') from None
 
 
 def load_database(path: Path) -> dict[str, dict[str, dict]]:
@@ -200,6 +236,11 @@ def load_database(path: Path) -> dict[str, dict[str, dict]]:
         tables = json.loads(text, parse_constant=reject_constant) if text.strip() else {}
     except (OSError, ValueError) as error:
         raise DatabaseError(f'{path}: not a readable JSON file ({error})') from None
+    return check_tables(path, tables)
+
+
+def check_tables(path: Path, tables: Any) -> dict[str, dict[str, dict]]:
+    """The tables, with every pet checked and the pets in id order; or DatabaseError."""
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
         raise DatabaseError(f'{path}: not a TinyDB file (expected an object of tables)')
     pets = tables.setdefault(PETS_TABLE, {})
@@ -214,67 +255,227 @@ def load_database(path: Path) -> dict[str, dict[str, dict]]:
     return tables
 
 
-class DurableJSONStorage(Storage):
-    """A TinyDB storage that reads its file once and writes it crash-safely.
+def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
+    """``tables`` with the changes logged in ``path`` applied; DatabaseError if it is damaged.
 
-    ``read()`` returns the tables held in memory, so no request re-parses the
-    file. ``write()`` only updates memory; ``sync()`` puts every write made so
-    far on disk, and one disk write serves all the callers waiting for it
-    (group commit).
+    A last line without its newline is a change cut short by a crash: its
+    request was never answered, so it is left out.
+    """
+    try:
+        lines = path.read_bytes().split(b'\n')[:-1]
+    except OSError as error:
+        raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
+    for number, line in enumerate(lines, start=1):
+        try:
+            apply_change(tables, json.loads(line.decode('utf-8'), parse_constant=reject_constant))
+        except (ValueError, TypeError, AttributeError) as error:
+            raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
+    return check_tables(path, tables)
+
+
+def apply_change(tables: dict[str, dict[str, dict]], change: dict) -> None:
+    """Apply one logged change, ``{"insert": {table: documents}}`` or ``{"write": tables}``."""
+    (kind, value), = change.items()
+    if kind == 'insert':
+        for name, documents in value.items():
+            tables.setdefault(name, {}).update(documents)
+    elif kind == 'write':
+        tables.clear()
+        tables.update(value)
+    else:
+        raise ValueError(f'unknown change {kind!r}')
+
+
+class MemoryTables(Storage):
+    """A TinyDB storage in memory that can add documents without copying a table.
+
+    (TinyDB's ``Table.insert`` rebuilds the whole table on every call.) Hold
+    ``lock`` while reading or changing the tables.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.path = Path(path)
-        if self.path.exists():
-            self._tables = load_database(self.path)
-        else:
-            self._tables = {PETS_TABLE: {}}
-            self._write_file(to_json(self._tables))
-        self._writes = 0  #: writes to memory so far
-        self._synced = 0  #: of those, how many are on disk
-        self._sync_lock = threading.Lock()
+        self.lock = threading.Lock()
+        self._tables: dict[str, dict[str, dict]] = {PETS_TABLE: {}}
 
     def read(self) -> dict[str, dict[str, dict]]:
         return self._tables
 
     def write(self, data: dict[str, dict[str, dict]]) -> None:
         self._tables = data
-        self._writes += 1
 
-    def sync(self, memory_lock: threading.Lock) -> None:
-        """Return once every write made before the call is on disk."""
-        wanted = self._writes
+    def insert(self, table: str, documents: dict[str, dict]) -> None:
+        self._tables.setdefault(table, {}).update(documents)
+
+    def sync(self) -> None:
+        """Return once every change made so far is on disk (in memory: at once)."""
+
+
+class DurableJSONStorage(MemoryTables):
+    """The tables in memory; every change on disk by the time ``sync()`` returns.
+
+    ``path`` is a TinyDB file and ``path.log`` the changes made since it was
+    written (see the top of this section). One write to the log serves every
+    change waiting for it (group commit).
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.log_path = self.path.with_name(f'{self.path.name}.log')
+        if self.path.exists():
+            self._tables = load_database(self.path)
+        elif self.log_path.exists() and self.log_path.stat().st_size:
+            raise DatabaseError(f'{self.log_path}: a log without its database {self.path}; '
+                                'restore the database or remove the log')
+        self._log: IO[bytes] | None = self._open_log()
+        self._pending: list[bytes] = []  #: changes made in memory, not yet in the log
+        self._changes = 0  #: changes made so far
+        self._synced = 0  #: of those, how many are on disk
+        self._log_lines = 0
+        self._log_size = 0  #: bytes
+        self._file_documents = sum(map(len, self._tables.values()))  #: in the file
+        self._sync_lock = threading.Lock()
+
+    def _open_log(self) -> IO[bytes]:
+        """Fold what an earlier run left in the log into the file; return the log, empty."""
+        # Closed, and so unlocked, when the store is; each write returns once it is on disk.
+        log = open(self.log_path, 'ab', buffering=0, opener=open_synchronous)
+        try:
+            lock_file(log.fileno(), self.path)
+            if os.fstat(log.fileno()).st_size or not self.path.exists():
+                self._tables = replay_log(self.log_path, self._tables)
+                self._write_file(to_json(self._tables))
+                log.truncate(0)
+                os.fsync(log.fileno())
+            fsync_folder(self.path.parent)
+        except BaseException:
+            log.close()
+            raise
+        return log
+
+    def write(self, data: dict[str, dict[str, dict]]) -> None:
+        super().write(data)
+        self._record({'write': data})
+
+    def insert(self, table: str, documents: dict[str, dict]) -> None:
+        super().insert(table, documents)
+        self._record({'insert': {table: documents}})
+
+    def _record(self, change: dict) -> None:
+        self._pending.append(json.dumps(change, ensure_ascii=False).encode('utf-8') + b'\n')
+        self._changes += 1
+
+    def sync(self) -> None:
+        """Return once every change made before the call is on disk."""
+        wanted = self._changes
         with self._sync_lock:
             if self._synced >= wanted:
+                return  # another caller's write took this change along
+            # Once the log is as long as the file, folding it in costs each change O(1).
+            if self._log_lines >= max(CHECKPOINT_LINES, self._file_documents):
+                self.checkpoint()
+            else:
+                self._append_pending()
+
+    def _append_pending(self) -> None:
+        with self.lock:
+            lines, self._pending = self._pending, []
+            changes = self._changes
+        data = b''.join(lines)
+        try:
+            append_durably(self._log, data, self._log_size)
+        except OSError as error:
+            with self.lock:
+                self._pending[:0] = lines  # the next sync tries them again
+            raise storage_error(self.log_path, error) from None
+        self._synced = changes
+        self._log_lines += len(lines)
+        self._log_size += len(data)
+
+    def checkpoint(self) -> None:
+        """Write every table to the file, then empty the log (hold ``_sync_lock``)."""
+        with self.lock:
+            # The documents never change once stored: copying the dicts is enough.
+            tables = {name: dict(documents) for name, documents in self._tables.items()}
+            taken, changes = len(self._pending), self._changes
+        documents = sum(map(len, tables.values()))
+        self._write_file(to_json(tables))
+        try:
+            self._log.truncate(0)
+            os.fsync(self._log.fileno())
+        except OSError as error:
+            raise storage_error(self.log_path, error) from None
+        with self.lock:
+            del self._pending[:taken]  # in the file now
+        self._synced = changes
+        self._log_lines = self._log_size = 0
+        self._file_documents = documents
+
+    def close(self) -> None:
+        """Fold the log into the file and remove it: the file alone holds every pet."""
+        with self._sync_lock:
+            if self._log is None:
                 return
-            with memory_lock:
-                text = to_json(self._tables)
-                written = self._writes
-            self._write_file(text)
-            self._synced = written
+            self.checkpoint()
+            self._log.close()
+            self._log = None
+            self.log_path.unlink()
 
     def _write_file(self, text: str) -> None:
         try:
             write_atomically(self.path, text)
         except OSError as error:
-            raise ApiError(500, 'storage_error', f'could not write {self.path}: {error.strerror}') from None
+            raise storage_error(self.path, error) from None
+
+
+def open_synchronous(path: str, flags: int) -> int:
+    """``open()``'s opener for a file whose writes return once they are on disk."""
+    return os.open(path, flags | O_DSYNC, 0o644)
+
+
+def append_durably(log: IO[bytes], data: bytes, size: int) -> None:
+    """Append ``data`` to ``log`` (``size`` bytes long); return once it is on disk.
+
+    Where the system has no O_DSYNC, an fsync follows the write. On failure
+    the log is cut back to ``size``: no half line for the next append to follow.
+    """
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[log.write(view):]
+        if not O_DSYNC:
+            os.fsync(log.fileno())
+    except OSError:
+        try:
+            log.truncate(size)
+        except OSError:
+            pass
+        raise
+
+
+def storage_error(path: Path, error: OSError) -> ApiError:
+    return ApiError(500, 'storage_error', f'could not write {path}: {error.strerror}')
 
 
 class PetStore:
     """The pets, in a TinyDB table, behind one lock.
 
-    ``PetStore()`` keeps them in memory; ``PetStore(path)`` in a JSON file
-    that holds every pet whose creation was acknowledged.
+    ``PetStore()`` keeps them in memory; ``PetStore(path)`` in a TinyDB JSON
+    file (and its log) that holds every pet whose creation was acknowledged.
+    A pet never changes once stored, so it is rendered as JSON only once.
     """
 
     def __init__(self, path: str | os.PathLike | None = None) -> None:
         if path is None:
-            self._db = TinyDB(storage=MemoryStorage)
+            self._db = TinyDB(storage=MemoryTables)
         else:
             self._db = TinyDB(path, storage=DurableJSONStorage)
+        self._storage: MemoryTables = self._db.storage
         self._table = self._db.table(PETS_TABLE, cache_size=0)
-        self._lock = threading.Lock()
+        self._lock = self._storage.lock
+        self._next_id = max(map(int, self._pets()), default=0) + 1
+        self._rendered: dict[str, str] = {}  #: pet id -> the pet as JSON
         self.path = None if path is None else Path(path)
 
     def add(self, new_pet: Mapping[str, Any]) -> dict:
@@ -283,9 +484,11 @@ class PetStore:
 
     def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
         with self._lock:
-            pet_ids = self._table.insert_multiple(dict(pet) for pet in new_pets)
-        self._sync()
-        return [as_pet(pet_id, pet) for pet_id, pet in zip(pet_ids, new_pets)]
+            first, self._next_id = self._next_id, self._next_id + len(new_pets)
+            documents = {str(first + n): dict(pet) for n, pet in enumerate(new_pets)}
+            self._storage.insert(PETS_TABLE, documents)
+        self._storage.sync()
+        return [as_pet(int(pet_id), document) for pet_id, document in documents.items()]
 
     def get(self, pet_id: int) -> dict | None:
         with self._lock:
@@ -295,13 +498,30 @@ class PetStore:
     def list(self, limit: int, status: str | None = None) -> list[dict]:
         """The first ``limit`` pets by id, of ``status`` if given."""
         with self._lock:
-            # The stored table itself, in id order: no Document object per pet on the way.
-            tables = self._db.storage.read() or {}
-            documents: Iterable = tables.get(PETS_TABLE, {}).items()
-            if status is not None:
-                documents = (item for item in documents if item[1].get('status') == status)
             return [as_pet(int(pet_id), document)
-                    for pet_id, document in itertools.islice(documents, limit)]
+                    for pet_id, document in self._select(limit, status)]
+
+    def list_json(self, limit: int, status: str | None = None) -> str:
+        """``list()`` as the JSON array that listPets sends."""
+        with self._lock:
+            return f'[{", ".join(self._render(*item) for item in self._select(limit, status))}]'
+
+    def _select(self, limit: int, status: str | None) -> Iterator[tuple[str, dict]]:
+        # The stored table itself, in id order; the scan stops at ``limit`` matches.
+        documents: Iterable[tuple[str, dict]] = self._pets().items()
+        if status is not None:
+            documents = (item for item in documents if item[1].get('status') == status)
+        return itertools.islice(documents, limit)
+
+    def _render(self, pet_id: str, document: dict) -> str:
+        text = self._rendered.get(pet_id)
+        if text is None:
+            text = self._rendered[pet_id] = json.dumps(as_pet(int(pet_id), document),
+                                                       ensure_ascii=False)
+        return text
+
+    def _pets(self) -> dict[str, dict]:
+        return self._storage.read()[PETS_TABLE]
 
     def __len__(self) -> int:
         with self._lock:
@@ -311,12 +531,19 @@ class PetStore:
         """Remove every pet; ids start again at 1."""
         with self._lock:
             self._table.truncate()
-        self._sync()
+            self._next_id = 1
+            self._rendered.clear()
+        self._storage.sync()
 
-    def _sync(self) -> None:
-        storage = self._db.storage
-        if isinstance(storage, DurableJSONStorage):
-            storage.sync(self._lock)
+    def close(self) -> None:
+        """Fold the log into the file and release both (a file store)."""
+        self._db.close()
+
+    def __enter__(self) -> PetStore:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
 
 
 def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
@@ -1207,12 +1434,16 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
     animals, a path loads that file. On leaving the block the server stops,
     then ``check()`` raises anything that failed inside it.
     """
-    app = create_app(PetStore(db), [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
-                     admin=True, cors=cors, journal_size=journal_size)
-    if fixtures:
-        app.load_fixtures(fixtures)
-    with StubServer(app, host, port) as server:
-        yield server
+    store = PetStore(db)
+    try:
+        app = create_app(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
+                         admin=True, cors=cors, journal_size=journal_size)
+        if fixtures:
+            app.load_fixtures(fixtures)
+        with StubServer(app, host, port) as server:
+            yield server
+    finally:
+        store.close()
     server.check()
 
 
@@ -1313,6 +1544,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     try:
         store = PetStore(None if args.db == MEMORY_DB else args.db)
+    except DatabaseError as error:
+        print(f'petstore-stub: {error}', file=sys.stderr)
+        return 1
+    try:
+        return serve_store(store, api_keys, generated, port, args)
+    finally:
+        store.close()
+
+
+def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int,
+                args: argparse.Namespace) -> int:
+    try:
         loaded = load_fixtures_once(store, args.fixtures) if args.fixtures is not None else 0
     except (DatabaseError, ApiError) as error:
         print(f'petstore-stub: {error}', file=sys.stderr)

@@ -1,3 +1,5 @@
+from typing import Iterator
+
 import pytest
 import webtest
 
@@ -25,6 +27,7 @@ def client(app: stub.StubApp) -> webtest.TestApp:
 
 
 @pytest.fixture(params=['memory', 'file'])
-def store(request: pytest.FixtureRequest, tmp_path) -> stub.PetStore:
+def store(request: pytest.FixtureRequest, tmp_path) -> Iterator[stub.PetStore]:
     """Each store test runs over both storages."""
-    return stub.PetStore(None if request.param == 'memory' else tmp_path / 'pets.json')
+    with stub.PetStore(None if request.param == 'memory' else tmp_path / 'pets.json') as store:
+        yield store

@@ -53,7 +53,8 @@ def test_serve_keeps_nothing_on_disk_by_default(tmp_path, monkeypatch):
 def test_serve_with_a_db_file_keeps_the_pets(tmp_path):
     with stub.serve(db=tmp_path / 'pets.json') as server:
         server.add_pet('Rex', 1)
-    assert stub.PetStore(tmp_path / 'pets.json').get(1)['name'] == 'Rex'
+    with stub.PetStore(tmp_path / 'pets.json') as reopened:
+        assert reopened.get(1)['name'] == 'Rex'
 
 
 def test_serve_can_start_with_the_demo_animals():

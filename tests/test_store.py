@@ -1,12 +1,17 @@
-"""The pet store over both storages, and the crash-safe JSON file."""
+"""The pet store over both storages, and the crash-safe JSON file and its log."""
 
 import json
+import os
+import shutil
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
 import petstore_stub as stub
 from petstore_stub import DatabaseError, PetStore
+from tinydb import TinyDB
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 MYSTERY = {'name': 'Mystery', 'categoryId': 2}
@@ -54,82 +59,228 @@ def test_concurrent_adds_get_distinct_ids(store):
     assert len(store) == 200
 
 
-# -- the file --------------------------------------------------------------------
+# -- the file and its log ---------------------------------------------------------
+
+def crash_copy(folder, into):
+    """The files as a crash would leave them now, in a new folder: no close, no checkpoint."""
+    into.mkdir()
+    for path in folder.glob('pets.json*'):
+        shutil.copy(path, into / path.name)
+    return into / 'pets.json'
+
 
 def test_a_missing_file_is_created_empty(tmp_path):
     path = tmp_path / 'new.json'
-    PetStore(path)
-    assert json.loads(path.read_text()) == {'pets': {}}
+    with PetStore(path):
+        assert json.loads(path.read_text()) == {'pets': {}}
 
 
 def test_every_add_is_on_disk_when_it_returns(tmp_path):
-    path = tmp_path / 'pets.json'
-    store = PetStore(path)
-    store.add(REX)
-    assert json.loads(path.read_text()) == {'pets': {'1': REX}}
-    store.add(MYSTERY)
-    assert json.loads(path.read_text())['pets']['2'] == MYSTERY
-
-
-def test_the_file_is_replaced_through_an_fsynced_temporary_file(tmp_path, monkeypatch):
-    calls = []
-    real_fsync, real_replace = stub.os.fsync, stub.os.replace
-    monkeypatch.setattr(stub.os, 'fsync', lambda fd: calls.append('fsync') or real_fsync(fd))
-    monkeypatch.setattr(stub.os, 'replace',
-                        lambda src, dst: calls.append(('replace', src.name)) or real_replace(src, dst))
-    store = PetStore(tmp_path / 'pets.json')
-    calls.clear()
-    store.add(REX)
-    assert calls == ['fsync', ('replace', '.pets.json.tmp'), 'fsync']
-    assert [p.name for p in tmp_path.iterdir()] == ['pets.json']
-
-
-def test_a_failed_write_is_a_500_and_leaves_the_old_file(tmp_path, monkeypatch):
-    path = tmp_path / 'pets.json'
-    store = PetStore(path)
-    store.add(REX)
-    before = path.read_bytes()
-
-    def full_disk(fd):
-        raise OSError(28, 'No space left on device')
-
-    monkeypatch.setattr(stub.os, 'fsync', full_disk)
-    with pytest.raises(stub.ApiError) as caught:
+    folder = tmp_path / 'live'
+    folder.mkdir()
+    with PetStore(folder / 'pets.json') as store:
+        store.add(REX)
+        with PetStore(crash_copy(folder, tmp_path / 'crash1')) as after_crash:
+            assert after_crash.list(20) == [{'id': 1, **REX}]
         store.add(MYSTERY)
-    assert (caught.value.status_code, caught.value.code) == (500, 'storage_error')
-    assert path.read_bytes() == before
+        with PetStore(crash_copy(folder, tmp_path / 'crash2')) as after_crash:
+            assert after_crash.list(20) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
+
+
+def test_an_add_appends_one_line_to_a_synchronous_log_and_leaves_the_file_alone(tmp_path):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    with PetStore(path) as store:
+        file_before = path.read_bytes()
+        store.add(REX)
+        assert path.read_bytes() == file_before
+        assert log.read_text() == json.dumps({'insert': {'pets': {'1': REX}}}) + '\n'
+        assert open_flags(log) & os.O_DSYNC == os.O_DSYNC
+
+
+def open_flags(path):
+    """The flags this process opened ``path`` with (Linux)."""
+    for fd in os.listdir('/proc/self/fd'):
+        if os.path.realpath(f'/proc/self/fd/{fd}') == str(path):
+            fdinfo = Path(f'/proc/self/fdinfo/{fd}').read_text()
+            fdinfo = dict(line.split(':', 1) for line in fdinfo.splitlines())
+            return int(fdinfo['flags'], 8)
+    raise AssertionError(f'{path} is not open')
+
+
+def test_one_write_serves_the_adds_that_wait_for_it(tmp_path, monkeypatch):
+    writes = []
+    real_append = stub.append_durably
+
+    def slow_disk(log, data, size):
+        writes.append(data.count(b'\n'))
+        time.sleep(0.05)
+        real_append(log, data, size)
+
+    with PetStore(tmp_path / 'pets.json') as store:
+        monkeypatch.setattr(stub, 'append_durably', slow_disk)
+        threads = [threading.Thread(target=store.add, args=(REX,)) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(store) == 8
+    assert sum(writes) == 8
+    assert len(writes) < 8  # the adds that came during a write shared the next one
+
+
+def test_close_folds_the_log_into_a_plain_tinydb_file(tmp_path):
+    path = tmp_path / 'pets.json'
+    with PetStore(path) as store:
+        store.add_many([REX, MYSTERY])
     assert [p.name for p in tmp_path.iterdir()] == ['pets.json']
+    with TinyDB(path) as db:
+        assert db.table('pets').get(doc_id=2) == MYSTERY
+        assert len(db.table('pets')) == 2
+
+
+def test_a_long_log_is_folded_into_the_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(stub, 'CHECKPOINT_LINES', 3)
+    path = tmp_path / 'pets.json'
+    with PetStore(path) as store:
+        for _ in range(4):
+            store.add(REX)
+        # Three lines were logged; the fourth add wrote the file and emptied the log.
+        assert len(json.loads(path.read_text())['pets']) == 4
+        assert (tmp_path / 'pets.json.log').read_bytes() == b''
+        store.add(MYSTERY)
+        with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+            assert len(after_crash) == 5
+
+
+def test_a_log_replayed_over_a_file_that_holds_it_changes_nothing(tmp_path, monkeypatch):
+    """A crash between writing the file and emptying the log."""
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    with PetStore(path) as store:
+        store.add(REX)
+        store.reset()
+        store.add_many([MYSTERY, REX])
+        old_log = log.read_bytes()
+    log.write_bytes(old_log)  # close wrote the file; put the log back as if it had not been emptied
+    with PetStore(path) as reopened:
+        assert reopened.list(20) == [{'id': 1, **MYSTERY}, {'id': 2, **REX}]
+
+
+def test_a_reset_is_durable(tmp_path):
+    with PetStore(tmp_path / 'live.json') as store:
+        store.add_many([REX, REX])
+        store.reset()
+        store.add(MYSTERY)
+        copy = tmp_path / 'crash'
+        copy.mkdir()
+        for name in ('live.json', 'live.json.log'):
+            shutil.copy(tmp_path / name, copy / name)
+    with PetStore(copy / 'live.json') as after_crash:
+        assert after_crash.list(20) == [{'id': 1, **MYSTERY}]
+
+
+def test_a_line_cut_short_by_a_crash_is_left_out(tmp_path):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    path.write_text('{"pets": {}}')
+    log.write_text(json.dumps({'insert': {'pets': {'1': REX}}}) + '\n{"insert": {"pets": {"2"')
+    with PetStore(path) as store:
+        assert store.list(20) == [{'id': 1, **REX}]
+        assert store.add(MYSTERY)['id'] == 2
+    assert json.loads(path.read_text())['pets'] == {'1': REX, '2': MYSTERY}
+
+
+def test_a_failed_write_is_a_500_and_is_tried_again_with_the_next_one(tmp_path, monkeypatch):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    with PetStore(path) as store:
+        store.add(REX)
+        file_before, log_before = path.read_bytes(), log.read_bytes()
+        real_append = stub.append_durably
+
+        def full_disk(log, data, size):
+            raise OSError(28, 'No space left on device')
+
+        monkeypatch.setattr(stub, 'append_durably', full_disk)
+        with pytest.raises(stub.ApiError) as caught:
+            store.add(MYSTERY)
+        assert (caught.value.status_code, caught.value.code) == (500, 'storage_error')
+        assert 'No space left on device' in caught.value.message
+        assert (path.read_bytes(), log.read_bytes()) == (file_before, log_before)
+        monkeypatch.setattr(stub, 'append_durably', real_append)
+        store.add(REX)
+        with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+            assert [pet['name'] for pet in after_crash.list(20)] == ['Rex', 'Mystery', 'Rex']
+
+
+class HalfFullDisk:
+    """A log file on a disk with room for ``room`` more bytes."""
+
+    def __init__(self, stream, room):
+        self.stream, self.room = stream, room
+
+    def write(self, data):
+        if not self.room:
+            raise OSError(28, 'No space left on device')
+        written = self.stream.write(bytes(data[:self.room]))
+        self.room -= written
+        return written
+
+    def truncate(self, size):
+        return self.stream.truncate(size)
+
+    def fileno(self):
+        return self.stream.fileno()
+
+
+def test_a_write_cut_short_is_cut_off_the_log(tmp_path):
+    path = tmp_path / 'log'
+    path.write_bytes(b'line 1\n')
+    with open(path, 'ab', buffering=0) as stream:
+        with pytest.raises(OSError):
+            stub.append_durably(HalfFullDisk(stream, 4), b'line 2\n', 7)
+    assert path.read_bytes() == b'line 1\n'
 
 
 def test_ids_continue_after_a_restart(tmp_path):
     path = tmp_path / 'pets.json'
-    PetStore(path).add_many([REX, MYSTERY])
-    reopened = PetStore(path)
-    assert reopened.list(20) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
-    assert reopened.add(REX)['id'] == 3
+    with PetStore(path) as store:
+        store.add_many([REX, MYSTERY])
+    with PetStore(path) as reopened:
+        assert reopened.list(20) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
+        assert reopened.add(REX)['id'] == 3
 
 
 def test_the_file_is_read_once_at_start(tmp_path):
     path = tmp_path / 'pets.json'
-    store = PetStore(path)
-    store.add(REX)
-    path.write_text('garbage that a re-read would choke on')
-    assert store.get(1) == {'id': 1, **REX}
-    assert store.list(20) == [{'id': 1, **REX}]
+    with PetStore(path) as store:
+        store.add(REX)
+        path.write_text('garbage that a re-read would choke on')
+        assert store.get(1) == {'id': 1, **REX}
+        assert store.list(20) == [{'id': 1, **REX}]
+        path.write_text('{}')
+
+
+def test_a_second_store_on_the_same_file_is_refused_until_the_first_closes(tmp_path):
+    path = tmp_path / 'pets.json'
+    with PetStore(path):
+        with pytest.raises(DatabaseError, match='another stub is using this database'):
+            PetStore(path)
+    with PetStore(path):
+        pass
 
 
 def test_a_tinydb_file_with_other_tables_keeps_them(tmp_path):
     path = tmp_path / 'pets.json'
     path.write_text(json.dumps({'_default': {'1': {'x': 1}}, 'pets': {'7': REX}}))
-    store = PetStore(path)
-    assert store.add(MYSTERY)['id'] == 8
-    assert json.loads(path.read_text())['_default'] == {'1': {'x': 1}}
+    with PetStore(path) as store:
+        assert store.add(MYSTERY)['id'] == 8
+        store.reset()
+    assert json.loads(path.read_text()) == {'_default': {'1': {'x': 1}}, 'pets': {}}
 
 
 def test_an_empty_file_is_an_empty_store(tmp_path):
     path = tmp_path / 'pets.json'
     path.write_text('')
-    assert len(PetStore(path)) == 0
+    with PetStore(path) as store:
+        assert len(store) == 0
 
 
 @pytest.mark.parametrize('content, problem', [
@@ -153,3 +304,29 @@ def test_a_bad_file_is_refused_and_left_untouched(tmp_path, content, problem):
     assert problem in str(caught.value)
     assert path.read_bytes() == content
     assert [p.name for p in tmp_path.iterdir()] == ['pets.json']
+
+
+@pytest.mark.parametrize('log, problem', [
+    pytest.param(b'not json\n', 'line 1 is not a logged change', id='not JSON'),
+    pytest.param(b'{"insert": {"pets": {"1": {"name": "a", "categoryId": 1}}}}\n[1]\n',
+                 'line 2 is not a logged change', id='not an object'),
+    pytest.param(b'{"update": {}}\n', "unknown change 'update'", id='unknown change'),
+    pytest.param(b'{"insert": {"pets": {"1": {"name": ""}}}}\n', 'pet 1 is not a valid pet',
+                 id='not a pet'),
+])
+def test_a_damaged_log_is_refused_and_both_files_left_untouched(tmp_path, log, problem):
+    path, log_path = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    path.write_bytes(b'{"pets": {}}')
+    log_path.write_bytes(log)
+    with pytest.raises(DatabaseError) as caught:
+        PetStore(path)
+    assert str(log_path) in str(caught.value)
+    assert problem in str(caught.value)
+    assert (path.read_bytes(), log_path.read_bytes()) == (b'{"pets": {}}', log)
+
+
+def test_a_log_without_its_database_is_refused(tmp_path):
+    (tmp_path / 'pets.json.log').write_text(json.dumps({'insert': {'pets': {'1': REX}}}) + '\n')
+    with pytest.raises(DatabaseError, match='a log without its database'):
+        PetStore(tmp_path / 'pets.json')
+    assert [p.name for p in tmp_path.iterdir()] == ['pets.json.log']
