@@ -933,7 +933,7 @@ def with_faults(operation: Any) -> Any:
 
 def list_pets() -> str:
     options = parse_list_query(bottle.request.query.dict)
-    return to_json(bottle.request.app.store.list(**options))
+    return bottle.request.app.store.list_json(**options) + '\n'
 
 
 def create_pet() -> str:

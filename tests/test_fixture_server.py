@@ -86,10 +86,10 @@ def test_stop_is_prompt_and_closes_the_port():
 def test_an_error_inside_the_server_reaches_the_caller(monkeypatch):
     with pytest.raises(stub.ServerError, match='ZeroDivisionError') as caught:
         with stub.serve() as server:
-            monkeypatch.setattr(server.app.store, 'list', lambda *a, **k: 1 / 0 or [])
+            monkeypatch.setattr(server.app.store, 'list_json', lambda *a, **k: 1 / 0 or [])
             status, error = call_once(server.url, 'GET', '/v1/pets')
             assert (status, error['code']) == (500, 'internal_error')
-            monkeypatch.setattr(server.app.store, 'list', _raise_runtime_error)
+            monkeypatch.setattr(server.app.store, 'list_json', _raise_runtime_error)
             call_once(server.url, 'GET', '/v1/pets')
     assert isinstance(caught.value.__cause__, ZeroDivisionError)
     assert '1 more' in str(caught.value)
@@ -101,7 +101,7 @@ def _raise_runtime_error(*args, **kwargs):
 
 def test_check_raises_once_and_then_is_clear(monkeypatch):
     with stub.serve() as server:
-        monkeypatch.setattr(server.app.store, 'list', _raise_runtime_error)
+        monkeypatch.setattr(server.app.store, 'list_json', _raise_runtime_error)
         call_once(server.url, 'GET', '/v1/pets')
         with pytest.raises(stub.ServerError, match='a bug in the stub'):
             server.check()

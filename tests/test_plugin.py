@@ -93,7 +93,7 @@ def test_a_failure_inside_the_server_fails_the_test(pytester):
 import urllib.error, urllib.request
 
 def test_a_bug_in_the_stub(petstore_server, monkeypatch):
-    monkeypatch.setattr(petstore_server.app.store, 'list', lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(petstore_server.app.store, 'list_json', lambda *a, **k: 1 / 0)
     request = urllib.request.Request(petstore_server.url + '/pets', headers=petstore_server.headers)
     try:
         urllib.request.urlopen(request, timeout=5)
