@@ -335,7 +335,8 @@ class DurableJSONStorage(MemoryTables):
         self._log_lines = 0
         self._log_size = 0  #: bytes
         self._file_documents = sum(map(len, self._tables.values()))  #: in the file
-        self._sync_lock = threading.Lock()
+        self._turn = threading.Condition()  #: guards _writing, and signals its end
+        self._writing = False  #: a thread is writing to disk
 
     def _open_log(self) -> IO[bytes]:
         """Fold what an earlier run left in the log into the file; return the log, empty."""
@@ -367,16 +368,36 @@ class DurableJSONStorage(MemoryTables):
         self._changes += 1
 
     def sync(self) -> None:
-        """Return once every change made before the call is on disk."""
+        """Return once every change made before the call is on disk.
+
+        One thread at a time writes, taking every change pending; the others
+        wait, and those whose change went with that write return (group commit).
+        """
         wanted = self._changes
-        with self._sync_lock:
-            if self._synced >= wanted:
-                return  # another caller's write took this change along
-            # Once the log is as long as the file, folding it in costs each change O(1).
-            if self._log_lines >= max(CHECKPOINT_LINES, self._file_documents):
-                self.checkpoint()
-            else:
-                self._append_pending()
+        while not self._wait_or_take_turn(wanted):
+            try:
+                # Once the log is as long as the file, folding it in costs each change O(1).
+                if self._log_lines >= max(CHECKPOINT_LINES, self._file_documents):
+                    self._checkpoint()
+                else:
+                    self._append_pending()
+            finally:
+                self._end_turn()
+
+    def _wait_or_take_turn(self, wanted: int) -> bool:
+        """True once change number ``wanted`` is on disk; False if this thread is to write it."""
+        with self._turn:
+            while self._synced < wanted:
+                if not self._writing:
+                    self._writing = True
+                    return False
+                self._turn.wait()
+            return True
+
+    def _end_turn(self) -> None:
+        with self._turn:
+            self._writing = False
+            self._turn.notify_all()
 
     def _append_pending(self) -> None:
         with self.lock:
@@ -393,8 +414,8 @@ class DurableJSONStorage(MemoryTables):
         self._log_lines += len(lines)
         self._log_size += len(data)
 
-    def checkpoint(self) -> None:
-        """Write every table to the file, then empty the log (hold ``_sync_lock``)."""
+    def _checkpoint(self) -> None:
+        """Write every table to the file, then empty the log (in the writing turn)."""
         with self.lock:
             # The documents never change once stored: copying the dicts is enough.
             tables = {name: dict(documents) for name, documents in self._tables.items()}
@@ -414,13 +435,18 @@ class DurableJSONStorage(MemoryTables):
 
     def close(self) -> None:
         """Fold the log into the file and remove it: the file alone holds every pet."""
-        with self._sync_lock:
-            if self._log is None:
-                return
-            self.checkpoint()
-            self._log.close()
-            self._log = None
-            self.log_path.unlink()
+        with self._turn:
+            while self._writing:
+                self._turn.wait()
+            self._writing = True
+        try:
+            if self._log is not None:
+                self._checkpoint()
+                self._log.close()
+                self._log = None
+                self.log_path.unlink()
+        finally:
+            self._end_turn()
 
     def _write_file(self, text: str) -> None:
         try:
