@@ -122,6 +122,8 @@ PETS_TABLE = 'pets'
 DEFAULT_PORT = 8080
 #: The log is folded into the file once it has this many lines, or as many as the file has pets.
 CHECKPOINT_LINES = 1000
+#: How many pets the store keeps rendered as JSON text (about 150 bytes each).
+RENDERED_PETS = 10_000
 #: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
 O_DSYNC = getattr(os, 'O_DSYNC', 0)
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
@@ -532,6 +534,13 @@ class PetStore:
         with self._lock:
             return f'[{", ".join(self._render(*item) for item in self._select(limit, status))}]'
 
+    def get_json(self, pet_id: int) -> str | None:
+        """``get()`` as the JSON object that getPet sends."""
+        key = str(pet_id)
+        with self._lock:
+            document = self._pets().get(key)
+            return None if document is None else self._render(key, document)
+
     def _select(self, limit: int, status: str | None) -> Iterator[tuple[str, dict]]:
         # The stored table itself, in id order; the scan stops at ``limit`` matches.
         documents: Iterable[tuple[str, dict]] = self._pets().items()
@@ -542,6 +551,8 @@ class PetStore:
     def _render(self, pet_id: str, document: dict) -> str:
         text = self._rendered.get(pet_id)
         if text is None:
+            if len(self._rendered) >= RENDERED_PETS:
+                self._rendered.clear()  # a bound on memory, at the price of rendering again
             text = self._rendered[pet_id] = json.dumps(as_pet(int(pet_id), document),
                                                        ensure_ascii=False)
         return text
@@ -789,6 +800,8 @@ class StubApp(bottle.Bottle):
         self.store = store
         self.api_keys = tuple(api_keys)
         self.base_path = base_path
+        #: What a GET may fetch without a key: the index and the OpenAPI description.
+        self.public_paths = ('/', f'{base_path}/openapi.json')
         self.admin = admin
         self.cors = cors
         self.access_log = access_log
@@ -843,6 +856,8 @@ class StubApp(bottle.Bottle):
     # What happens on each request.
 
     def take_fault(self, operation: str) -> int | str | None:
+        if not self.faults:
+            return None
         with self._lock:
             for fault in self.faults:
                 if fault['route'] in (None, operation):
@@ -930,12 +945,11 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
 
 def before_request() -> None:
-    request = bottle.request
+    environ, app = bottle.request.environ, bottle.request.app
     bottle.response.content_type = 'application/json'
-    if request.method == 'GET' and request.path in (
-            '/', f'{request.app.base_path}/openapi.json'):
-        return  # public, so that a browser or a code generator can start here
-    check_bearer(request.get_header('Authorization'), request.app.api_keys)
+    if environ['REQUEST_METHOD'] == 'GET' and environ['PATH_INFO'] in app.public_paths:
+        return  # so that a browser or a code generator can start here
+    check_bearer(environ.get('HTTP_AUTHORIZATION'), app.api_keys)
 
 
 def with_faults(operation: Any) -> Any:
@@ -990,13 +1004,13 @@ def body_too_large() -> ApiError:
 
 
 def get_pet(pet_id: str) -> str:
-    pet = bottle.request.app.store.get(parse_pet_id(pet_id))
+    pet = bottle.request.app.store.get_json(parse_pet_id(pet_id))
     if pet is None:
         raise ApiError(404, 'not_found', f'no pet has id {pet_id}')
     bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
     bottle.response.set_header('Sunset', SUNSET)
     bottle.response.set_header('Link', f'<{base_url_path()}/pets>; rel="successor-version"')
-    return to_json(pet)
+    return pet + '\n'
 
 
 def list_orders() -> str:
