@@ -2,12 +2,13 @@
 
     python tests/bench.py            # about a minute and a half
     python tests/bench.py --quick    # a few seconds; a smoke test, not a measurement
-    python tests/bench.py --servers  # the stub app under waitress, cheroot and wsgiref
+    python tests/bench.py --servers  # both apps under waitress (16 and 4 threads), cheroot, wsgiref
 
-Each figure is the median of interleaved rounds (stub, bare, stub, bare, ...),
-so that the machine's drift hits both alike; the ratio to the bare app is the
-figure to judge by. The load comes from keep-alive HTTP/1.1 clients in
-threads of this process, on the same cores as the servers.
+Each figure is the median of interleaved rounds (stub, bare; bare, stub; ...),
+so that the machine's drift hits both alike. The ratio to the bare app is the
+figure to judge by: the median of the ratios of rounds run a moment apart.
+The load comes from keep-alive HTTP/1.1 clients in threads of this process,
+on the same cores as the servers.
 """
 
 from __future__ import annotations
@@ -63,17 +64,22 @@ def bare_app():
 
 
 def run_server(kind: str, server: str, port: int, db: str) -> None:
-    """Serve the bare app or the stub app on one of the candidate servers (a subprocess)."""
+    """Serve the bare app or the stub app on one of the candidate servers (a subprocess).
+
+    ``server`` is waitress, waitress-4 (its own default thread count), cheroot or wsgiref.
+    """
     sys.path.insert(0, str(ROOT))
     import petstore_stub
 
     app = bare_app() if kind == 'bare' else petstore_stub.create_app(
         petstore_stub.PetStore(db), [KEY])
-    if server == 'waitress':
-        petstore_stub.StubServer(app, '127.0.0.1', port).start()._thread.join()
+    threads = petstore_stub.SERVER_THREADS
+    if server.startswith('waitress'):
+        threads = int(server.partition('-')[2] or threads)
+        petstore_stub.StubServer(app, '127.0.0.1', port, threads=threads).start()._thread.join()
     elif server == 'cheroot':
         from cheroot import wsgi
-        httpd = wsgi.Server(('127.0.0.1', port), app, numthreads=4)
+        httpd = wsgi.Server(('127.0.0.1', port), app, numthreads=threads)
         httpd.start()
     else:
         from socketserver import ThreadingMixIn
@@ -240,45 +246,74 @@ def median_of(rounds: list[dict]) -> dict:
 
 # -- Report -------------------------------------------------------------------
 
-def compare(stub: Process, bare: Process, settings: argparse.Namespace, pet_count: int) -> None:
+def interleaved(processes: dict, operation: str, clients: int, settings: argparse.Namespace,
+                pet_counts: dict | None = None) -> dict[str, list[dict]]:
+    """Rounds of the same load on each process in turn, the order rotating each round.
+
+    ``pet_counts`` gives each process's number of pets (1,000 if not given).
+    """
+    figures: dict[str, list[dict]] = {name: [] for name in processes}
+    names = list(processes)
+    for number in range(settings.rounds):
+        shift = number % len(names)
+        for name in names[shift:] + names[:shift]:
+            pets = (pet_counts or {}).get(name, 1_000)
+            figures[name].append(load(processes[name].port, operation, clients,
+                                      settings.seconds, pets))
+    return figures
+
+
+def paired_ratio(mine: list[dict], theirs: list[dict]) -> float:
+    """The median of the round-by-round ratios: each pair ran a moment apart."""
+    return statistics.median(a['rps'] / b['rps'] for a, b in zip(mine, theirs))
+
+
+def compare(stub: Process, bare: Process, settings: argparse.Namespace) -> None:
     print(f'\n{"operation":<8} {"clients":>7} {"stub req/s":>11} {"bare req/s":>11} {"ratio":>6} '
           f'{"stub p50/p99 ms":>16} {"bare p50/p99 ms":>16}')
     for operation in ('list', 'get', 'create'):
         for clients in (1, 16):
-            figures = {'stub': [], 'bare': []}
-            for _ in range(settings.rounds):
-                for name, process in (('stub', stub), ('bare', bare)):
-                    figures[name].append(load(process.port, operation, clients,
-                                              settings.seconds, pet_count))
+            figures = interleaved({'stub': stub, 'bare': bare}, operation, clients, settings)
             s, b = median_of(figures['stub']), median_of(figures['bare'])
+            ratio = paired_ratio(figures['stub'], figures['bare'])
             failed = ' FAILURES' if s['failures'] or b['failures'] else ''
             print(f'{operation:<8} {clients:>7} {s["rps"]:>11.0f} {b["rps"]:>11.0f} '
-                  f'{s["rps"] / b["rps"]:>5.2f}x {s["p50"]:>7.2f}/{s["p99"]:<8.2f} '
+                  f'{ratio:>5.2f}x {s["p50"]:>7.2f}/{s["p99"]:<8.2f} '
                   f'{b["p50"]:>7.2f}/{b["p99"]:<8.2f}{failed}')
 
 
 def scale(settings: argparse.Namespace, folder: Path) -> None:
-    print('\nthe same stub with more pets (16 clients, req/s; create rewrites the whole file)')
+    print('\nthe same stub with more pets (16 clients, req/s)')
     sizes = (1_000, 100_000) if not settings.quick else (1_000, 10_000)
-    results: dict[int, dict[str, list[float]]] = {n: {'list': [], 'get': [], 'create': []}
-                                                  for n in sizes}
+    processes = {}
     for count in sizes:
         write_db(folder / f'scale{count}.json', count)
-    for _ in range(settings.rounds):
-        for count in sizes:
-            process = start('stub', folder / f'scale{count}.json')
-            for operation in ('list', 'get', 'create'):
-                seconds = settings.seconds if operation != 'create' else settings.seconds / 2
-                figures = load(process.port, operation, 16, seconds, count)
-                results[count][operation].append(figures['rps'])
+        processes[count] = start('stub', folder / f'scale{count}.json')
+    try:
+        for operation in ('list', 'get', 'create'):
+            figures = interleaved(processes, operation, 16, settings, {n: n for n in sizes})
+            small, large = (median_of(figures[count])['rps'] for count in sizes)
+            ratio = paired_ratio(figures[sizes[1]], figures[sizes[0]])
+            print(f'{operation:<8} {sizes[0]:>7} pets: {small:>7.0f}  {sizes[1]:>7} pets: '
+                  f'{large:>7.0f}  ratio {ratio:.2f}x')
+    finally:
+        for process in processes.values():
             process.stop()
-            write_db(folder / f'scale{count}.json', count)
-    small, large = sizes
-    for operation in ('list', 'get', 'create'):
-        a = statistics.median(results[small][operation])
-        b = statistics.median(results[large][operation])
-        print(f'{operation:<8} {small:>7} pets: {a:>7.0f}  {large:>7} pets: {b:>7.0f}  '
-              f'ratio {b / a:.2f}x')
+    checkpoint_cost(folder / 'fold.json', sizes[1])
+
+
+def checkpoint_cost(db: Path, count: int) -> None:
+    """What folding the log into the file costs: the stub pays it once per ``count`` creates."""
+    sys.path.insert(0, str(ROOT))
+    import petstore_stub
+
+    write_db(db, count)
+    store = petstore_stub.PetStore(db)
+    store.add({'name': 'Bench', 'categoryId': 7})
+    started = time.perf_counter()
+    store.close()  # folds the log into the file: the whole file written anew
+    print(f'folding the log into the file, {count:,} pets: '
+          f'{(time.perf_counter() - started) * 1000:.0f} ms (once per {count:,} creates)')
 
 
 def startup_and_memory(settings: argparse.Namespace, folder: Path) -> None:
@@ -319,24 +354,30 @@ def fixture_cost(settings: argparse.Namespace) -> None:
 
 
 def servers(settings: argparse.Namespace, folder: Path) -> None:
-    """The stub app on each candidate WSGI server, side by side."""
-    print(f'\n{"server":<10} {"operation":<8} {"clients":>7} {"req/s":>8} {"p50 ms":>8} {"p99 ms":>8} {"reconnects":>10}')
-    for name in ('waitress', 'cheroot', 'wsgiref'):
-        db = folder / f'{name}.json'
-        write_db(db, 1_000)
+    """The stub app and the bare app on each candidate WSGI server, interleaved."""
+    candidates = ('waitress', 'waitress-4', 'cheroot', 'wsgiref')
+    print(f'\n{"app":<5} {"server":<11} {"operation":<8} {"clients":>7} {"req/s":>8} {"p50 ms":>8} '
+          f'{"p99 ms":>8} {"reconnects":>10}')
+    for kind in ('stub', 'bare'):
+        processes = {}
+        for name in candidates:
+            write_db(folder / f'{kind}-{name}.json', 1_000)
+            try:
+                processes[name] = start(kind, folder / f'{kind}-{name}.json', server=name)
+            except RuntimeError as error:
+                print(f'{kind:<5} {name:<11} not measured: {error}')
         try:
-            process = start('stub', db, server=name)
-        except RuntimeError as error:
-            print(f'{name:<10} not measured: {error}')
-            continue
-        for operation in ('list', 'create'):
-            for clients in (1, 16):
-                f = median_of([load(process.port, operation, clients, settings.seconds, 1000)
-                               for _ in range(settings.rounds)])
-                print(f'{name:<10} {operation:<8} {clients:>7} {f["rps"]:>8.0f} {f["p50"]:>8.2f} '
-                      f'{f["p99"]:>8.2f} {f["reconnects"]:>10.0f}'
-                      + (' FAILURES' if f['failures'] else ''))
-        process.stop()
+            for operation in ('list', 'create'):
+                for clients in (1, 16):
+                    figures = interleaved(processes, operation, clients, settings)
+                    for name, rounds in figures.items():
+                        f = median_of(rounds)
+                        print(f'{kind:<5} {name:<11} {operation:<8} {clients:>7} {f["rps"]:>8.0f} '
+                              f'{f["p50"]:>8.2f} {f["p99"]:>8.2f} {f["reconnects"]:>10.0f}'
+                              + (' FAILURES' if f['failures'] else ''))
+        finally:
+            for process in processes.values():
+                process.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -348,10 +389,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--quick', action='store_true', help='a smoke test, in a few seconds')
     parser.add_argument('--servers', action='store_true', help='compare WSGI servers instead')
     settings = parser.parse_args(argv)
-    settings.seconds = 0.2 if settings.quick else 1.0
-    settings.rounds = 1 if settings.quick else 3
+    settings.seconds = 0.2 if settings.quick else 0.5
+    settings.rounds = 1 if settings.quick else 7
     print(f'machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}'
-          f'; {settings.rounds} round(s) of {settings.seconds} s per figure')
+          f'; {settings.rounds} interleaved round(s) of {settings.seconds} s per figure')
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if settings.servers:
@@ -360,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         write_db(folder / 'stub.json', 1_000)
         stub, bare = start('stub', folder / 'stub.json'), start('bare', folder / 'bare.json')
         try:
-            compare(stub, bare, settings, 1_000)
+            compare(stub, bare, settings)
             print(f'\nRSS after load: stub {stub.rss_mb():.1f} MB, bare app {bare.rss_mb():.1f} MB')
         finally:
             stub.stop()

@@ -330,3 +330,23 @@ def test_a_log_without_its_database_is_refused(tmp_path):
     with pytest.raises(DatabaseError, match='a log without its database'):
         PetStore(tmp_path / 'pets.json')
     assert [p.name for p in tmp_path.iterdir()] == ['pets.json.log']
+
+
+def test_a_pet_rendered_before_a_reset_is_not_served_after_it(store):
+    store.add(REX)
+    assert json.loads(store.get_json(1)) == {'id': 1, **REX}
+    assert json.loads(store.list_json(20)) == [{'id': 1, **REX}]
+    store.reset()
+    store.add(MYSTERY)
+    assert json.loads(store.get_json(1)) == {'id': 1, **MYSTERY}
+    assert json.loads(store.list_json(20)) == [{'id': 1, **MYSTERY}]
+
+
+def test_the_json_of_many_pets_matches_them_past_the_rendering_bound(store, monkeypatch):
+    monkeypatch.setattr(stub, 'RENDERED_PETS', 3)
+    pets = store.add_many([{'name': f'p{n}', 'categoryId': n} for n in range(10)])
+    for _ in range(2):
+        for pet in pets:
+            assert json.loads(store.get_json(pet['id'])) == pet
+        assert json.loads(store.list_json(5)) == pets[:5]
+    assert store.get_json(11) is None
