@@ -36,7 +36,7 @@ The file reads in the order a request flows:
 
 1. constants
 2. ``ApiError``: the one exception, and the Error body it renders
-3. storage: ``DurableJSONStorage`` (a TinyDB storage) and ``PetStore``
+3. storage: TinyDB storages in memory and in a file with its log, and ``PetStore``
 4. validation: pure functions from raw input to clean values
 5. auth: the bearer key
 6. the app: ``create_app()``, the routes, the journal, faults and admin endpoints
@@ -77,8 +77,8 @@ from tinydb import TinyDB
 from tinydb.storages import MemoryStorage, Storage
 
 __all__ = [
-    'ApiError', 'DatabaseError', 'DurableJSONStorage', 'PetStore', 'ServerError', 'StubApp',
-    'StubServer', 'create_app', 'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id',
+    'ApiError', 'DatabaseError', 'DurableJSONStorage', 'MemoryTables', 'PetStore', 'ServerError',
+    'StubApp', 'StubServer', 'create_app', 'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id',
     'parse_status', 'read_fixtures', 'serve',
 ]
 
