@@ -884,7 +884,7 @@ class StubApp(bottle.Bottle):
             result, status = answer_preflight(start_response), 204
         else:
             result, status = self.respond(environ, start_response)
-        if not is_admin:
+        if not is_admin and self.journal.maxlen:
             entry = journal_entry(environ, body, status)
             with self._lock:
                 if generation == self._generation:
@@ -1603,8 +1603,10 @@ def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int
     except (DatabaseError, ApiError) as error:
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
+    # Without --admin nothing can read the journal, so none is kept.
     app = create_app(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                      admin=args.admin, cors=args.cors,
+                     journal_size=JOURNAL_SIZE if args.admin else 0,
                      access_log=None if args.quiet else sys.stdout)
     server = StubServer(app, args.host, port, trust_proxy=args.trust_proxy)
     try:

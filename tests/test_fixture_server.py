@@ -192,6 +192,12 @@ def test_the_journal_size_can_be_set():
         assert [r['query'] for r in server.requests] == ['limit=2', 'limit=3']
 
 
+def test_a_journal_of_size_0_keeps_nothing():
+    with stub.serve(journal_size=0) as server:
+        assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
+        assert server.requests == []
+
+
 # -- delay -----------------------------------------------------------------------
 
 def test_delay_slows_each_response_so_a_client_times_out():
