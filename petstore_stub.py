@@ -328,12 +328,7 @@ class DurableJSONStorage(MemoryTables):
         super().__init__()
         self.path = Path(path)
         self.log_path = self.path.with_name(f'{self.path.name}.log')
-        if self.path.exists():
-            self._tables = load_database(self.path)
-        elif self.log_path.exists() and self.log_path.stat().st_size:
-            raise DatabaseError(f'{self.log_path}: a log without its database {self.path}; '
-                                'restore the database or remove the log')
-        self._log: IO[bytes] | None = self._open_log()
+        self._log: IO[bytes] | None = self._open()
         self._pending: list[bytes] = []  #: changes made in memory, not yet in the log
         self._changes = 0  #: changes made so far
         self._synced = 0  #: of those, how many are on disk
@@ -343,22 +338,43 @@ class DurableJSONStorage(MemoryTables):
         self._turn = threading.Condition()  #: guards _writing, and signals its end
         self._writing = False  #: a thread is writing to disk
 
-    def _open_log(self) -> IO[bytes]:
-        """Fold what an earlier run left in the log into the file; return the log, empty."""
-        # Closed, and so unlocked, when the store is; each write returns once it is on disk.
-        log = open(self.log_path, 'ab', buffering=0, opener=open_synchronous)
+    def _open(self) -> IO[bytes]:
+        """Read the file, fold in what an earlier run left in the log; return the log, empty."""
+        log = self._open_locked_log()  # first, so that no other stub changes the file meanwhile
         try:
-            lock_file(log.fileno(), self.path)
-            if os.fstat(log.fileno()).st_size or not self.path.exists():
+            logged = os.fstat(log.fileno()).st_size
+            if self.path.exists():
+                self._tables = load_database(self.path)
+            elif logged:
+                raise DatabaseError(f'{self.log_path}: a log without its database {self.path}; '
+                                    'restore the database or remove the log')
+            if logged or not self.path.exists():
                 self._tables = replay_log(self.log_path, self._tables)
                 self._write_file(to_json(self._tables))
                 log.truncate(0)
                 os.fsync(log.fileno())
             fsync_folder(self.path.parent)
         except BaseException:
+            if not os.fstat(log.fileno()).st_size:
+                self.log_path.unlink()  # an empty log holds nothing; leave the folder as it was
             log.close()
             raise
         return log
+
+    def _open_locked_log(self) -> IO[bytes]:
+        """The log, open for appending and locked; each write returns once it is on disk."""
+        while True:
+            log = open(self.log_path, 'ab', buffering=0, opener=open_synchronous)
+            try:
+                lock_file(log.fileno(), self.path)
+                # A stub that was closing may have removed the file just before unlocking it.
+                if self.log_path.exists() and os.path.samestat(os.fstat(log.fileno()),
+                                                               os.stat(self.log_path)):
+                    return log
+            except BaseException:
+                log.close()
+                raise
+            log.close()
 
     def write(self, data: dict[str, dict[str, dict]]) -> None:
         super().write(data)
@@ -447,9 +463,9 @@ class DurableJSONStorage(MemoryTables):
         try:
             if self._log is not None:
                 self._checkpoint()
+                self.log_path.unlink()  # while still locked: no other stub is using it
                 self._log.close()
                 self._log = None
-                self.log_path.unlink()
         finally:
             self._end_turn()
 
