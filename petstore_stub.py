@@ -187,11 +187,11 @@ class DatabaseError(Exception):
 #
 # A change is on disk once its line is appended to the log, which is opened for
 # synchronous writes (O_DSYNC): a create costs one short write, however many
-# pets there are. Every so often, and at start
-# and close, the log is folded into the file (a checkpoint): the file is
-# replaced crash-safely, and only then is the log emptied. Replaying a log over
-# a file that already holds its changes gives the same tables, so a crash
-# between those two steps loses nothing.
+# pets there are. Once the log is as long as the file, and at start and close,
+# the log is folded into the file (a checkpoint): the file is replaced
+# crash-safely, and only then is the log emptied. Replaying a log over a file
+# that already holds its changes gives the same tables, so a crash between
+# those two steps loses nothing.
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
