@@ -327,7 +327,9 @@ class DurableJSONStorage(MemoryTables):
     def __init__(self, path: str | os.PathLike) -> None:
         super().__init__()
         self.path = Path(path)
-        self.log_path = self.path.with_name(f'{self.path.name}.log')
+        # The file itself, not a link to it: one log per file, and a rename that keeps the link.
+        self._file = Path(os.path.realpath(path))
+        self.log_path = self._file.with_name(f'{self._file.name}.log')
         self._log: IO[bytes] | None = self._open()
         self._pending: list[bytes] = []  #: changes made in memory, not yet in the log
         self._changes = 0  #: changes made so far
@@ -353,7 +355,7 @@ class DurableJSONStorage(MemoryTables):
                 self._write_file(to_json(self._tables))
                 log.truncate(0)
                 os.fsync(log.fileno())
-            fsync_folder(self.path.parent)
+            fsync_folder(self._file.parent)
         except BaseException:
             if not os.fstat(log.fileno()).st_size:
                 self.log_path.unlink()  # an empty log holds nothing; leave the folder as it was
@@ -471,7 +473,7 @@ class DurableJSONStorage(MemoryTables):
 
     def _write_file(self, text: str) -> None:
         try:
-            write_atomically(self.path, text)
+            write_atomically(self._file, text)
         except OSError as error:
             raise storage_error(self.path, error) from None
 
@@ -983,7 +985,7 @@ def with_faults(operation: Any) -> Any:
         if status is not None:
             phrase = http.HTTPStatus(status).phrase
             raise ApiError(status, phrase.lower().replace(' ', '_').replace('-', '_'),
-                           f'{phrase} (injected by fail_next)')
+                           f'{phrase} (a fault queued with fail_next)')
         return operation(*args, **kwargs)
     return operation_or_fault
 

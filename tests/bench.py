@@ -116,7 +116,7 @@ class Process:
         self.port = port
         started = time.perf_counter()
         self.popen = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
-        self.cold_start = wait_for_200(port, started)
+        self.cold_start = wait_for_200(port, started, self.popen)
 
     def rss_mb(self) -> float:
         for line in Path(f'/proc/{self.popen.pid}/status').read_text().splitlines():
@@ -139,9 +139,11 @@ def start(kind: str, db: Path, server: str = 'waitress') -> Process:
     return Process(command, port)
 
 
-def wait_for_200(port: int, started: float) -> float:
+def wait_for_200(port: int, started: float, process: subprocess.Popen) -> float:
     request = f'GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n'.encode()
     while time.perf_counter() - started < 30:
+        if process.poll() is not None:
+            raise RuntimeError(f'the server exited with status {process.returncode}')
         try:
             with socket.create_connection(('127.0.0.1', port), timeout=5) as conn:
                 conn.sendall(request)

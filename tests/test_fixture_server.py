@@ -234,7 +234,7 @@ def test_fail_next_answers_once_with_that_status_and_an_error_body():
     with stub.serve() as server:
         server.fail_next(503)
         assert call_once(server.url, 'GET', '/v1/pets') == (503, {
-            'code': 'service_unavailable', 'message': 'Service Unavailable (injected by fail_next)',
+            'code': 'service_unavailable', 'message': 'Service Unavailable (a fault queued with fail_next)',
             'status': 503})
         assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
 

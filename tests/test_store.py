@@ -350,3 +350,16 @@ def test_the_json_of_many_pets_matches_them_past_the_rendering_bound(store, monk
             assert json.loads(store.get_json(pet['id'])) == pet
         assert json.loads(store.list_json(5)) == pets[:5]
     assert store.get_json(11) is None
+
+
+def test_a_link_to_the_database_is_the_same_database(tmp_path):
+    path, link = tmp_path / 'pets.json', tmp_path / 'alias.json'
+    with PetStore(path) as store:
+        store.add(REX)
+        link.symlink_to(path)
+        with pytest.raises(DatabaseError, match='another stub is using this database'):
+            PetStore(link)
+    with PetStore(link) as through_the_link:
+        assert through_the_link.add(MYSTERY)['id'] == 2
+    assert link.is_symlink()
+    assert json.loads(path.read_text())['pets'] == {'1': REX, '2': MYSTERY}
