@@ -541,7 +541,7 @@ class PetStore:
 
     def get(self, pet_id: int) -> dict | None:
         with self._lock:
-            document = self._table.get(doc_id=pet_id) if pet_id > 0 else None
+            document = self._pets().get(str(pet_id))  # a dictionary lookup, however many pets
         return None if document is None else as_pet(pet_id, document)
 
     def list(self, limit: int, status: str | None = None) -> list[dict]:
