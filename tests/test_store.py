@@ -166,15 +166,12 @@ def test_a_log_replayed_over_a_file_that_holds_it_changes_nothing(tmp_path, monk
 
 
 def test_a_reset_is_durable(tmp_path):
-    with PetStore(tmp_path / 'live.json') as store:
+    with PetStore(tmp_path / 'pets.json') as store:
         store.add_many([REX, REX])
         store.reset()
         store.add(MYSTERY)
-        copy = tmp_path / 'crash'
-        copy.mkdir()
-        for name in ('live.json', 'live.json.log'):
-            shutil.copy(tmp_path / name, copy / name)
-    with PetStore(copy / 'live.json') as after_crash:
+        copy = crash_copy(tmp_path, tmp_path / 'crash')
+    with PetStore(copy) as after_crash:
         assert after_crash.list(20) == [{'id': 1, **MYSTERY}]
 
 
