@@ -50,6 +50,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import errno
 import functools
 import hmac
 import http
@@ -63,6 +65,7 @@ import re
 import secrets
 import signal
 import socket
+import stat
 import sys
 import threading
 import time
@@ -73,11 +76,11 @@ from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
 import bottle
 import waitress
 from waitress import wasyncore
-from tinydb import TinyDB
-from tinydb.storages import MemoryStorage, Storage
+from tinydb.storages import Storage
 
 __all__ = [
-    'ApiError', 'DatabaseError', 'DurableJSONStorage', 'MemoryTables', 'PetStore', 'ServerError',
+    'ApiError', 'DatabaseError', 'DurableTable', 'LockedJSONStorage', 'MemoryTable', 'PetStore',
+    'ServerError',
     'StubApp', 'StubServer', 'create_app', 'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id',
     'parse_status', 'read_fixtures', 'serve',
 ]
@@ -120,10 +123,6 @@ DEFAULT_DB = 'petstore.json'
 MEMORY_DB = ':memory:'
 PETS_TABLE = 'pets'
 DEFAULT_PORT = 8080
-#: The log is folded into the file once it has this many lines, or as many as the file has pets.
-CHECKPOINT_LINES = 1000
-#: How many pets the store keeps rendered as JSON text (about 150 bytes each).
-RENDERED_PETS = 10_000
 #: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
 O_DSYNC = getattr(os, 'O_DSYNC', 0)
 #: waitress's worker threads. Measured under 16 keep-alive clients, 4 (its default) served
@@ -178,39 +177,119 @@ class DatabaseError(Exception):
 
 # -- Storage ------------------------------------------------------------------
 #
-# The pets live in memory, in TinyDB's layout: ``{"pets": {"1": {...}, ...}}``.
-# On disk that layout is the database file, and beside it, in ``<file>.log``,
-# are the changes made since the file was last written, one JSON line each:
+# The pets live in memory, in a dict from id to document, in id order. On disk
+# they are a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it, in
+# ``<file>.log``, the changes made since the file was last written, one JSON
+# line each:
 #
 #     {"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}
-#     {"write": {"pets": {}}}                      (TinyDB replaced the tables)
+#     {"write": {"pets": {}}}                      (a reset: the tables replaced)
 #
-# A change is on disk once its line is appended to the log, which is opened for
-# synchronous writes (O_DSYNC): a create costs one short write, however many
-# pets there are. Once the log is as long as the file, and at start and close,
-# the log is folded into the file (a checkpoint): the file is replaced
-# crash-safely, and only then is the log emptied. Replaying a log over a file
-# that already holds its changes gives the same tables, so a crash between
-# those two steps loses nothing.
+# A change counts once its line is in the log, which is opened for synchronous
+# writes (O_DSYNC): a create costs one short write, however many pets there
+# are, and only then does the pet become visible. Once the log is as long as
+# the file, and at start and close, the log is folded into the file (a
+# checkpoint): the file is replaced crash-safely, and only then is the log
+# emptied. Replaying a log over a file that already holds its changes gives the
+# same tables, so a crash between those two steps loses nothing.
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
+class LockedJSONStorage(Storage):
+    """A TinyDB storage for a JSON file that one process at a time may use.
 
-    The text goes to a temporary file in the same folder, is flushed and
-    fsynced, then renamed over the target; the folder is fsynced so that the
-    rename itself is on disk.
+    The file is created if missing and locked while the storage is open. The
+    lock is on the file itself, so it holds through any name, a hard link
+    included. ``read()`` returns the tables, checked, or None for an empty
+    file. ``write()`` replaces the file atomically, keeping its mode: a crash
+    leaves the old file or the new one (TinyDB's own JSONStorage writes in place).
     """
-    temporary = path.with_name(f'.{path.name}.tmp')
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        super().__init__()
+        self.name = Path(path)  #: as given, for messages
+        # The file itself, not a link to it: a rename then replaces the file and keeps the link.
+        self.path = Path(os.path.realpath(path))
+        self._descriptor = open_locked(self.path, self.name)
+
+    def size(self) -> int:
+        return os.fstat(self._descriptor).st_size
+
+    def read(self) -> dict[str, dict[str, dict]] | None:
+        try:
+            text = self.path.read_bytes().decode('utf-8')
+            tables = loads_strict(text) if text.strip() else None
+        except (OSError, ValueError) as error:
+            raise DatabaseError(f'{self.name}: not a readable JSON file ({error})') from None
+        return None if tables is None else check_tables(self.name, tables)
+
+    def write(self, data: dict[str, dict[str, dict]]) -> None:
+        """Replace the file with ``data``; raise OSError if it cannot be written."""
+        temporary = self.path.with_name(f'.{self.path.name}.tmp')
+        mode = stat.S_IMODE(os.fstat(self._descriptor).st_mode)
+        temporary.unlink(missing_ok=True)  # left by a crash, perhaps read-only
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        try:
+            os.fchmod(descriptor, mode)  # as it was, whatever the umask
+            write_all(descriptor, to_json(data).encode('utf-8'))
+            os.fsync(descriptor)
+            lock_file(descriptor, self.name)  # the new file is locked before anyone can open it
+            os.replace(temporary, self.path)
+        except BaseException:
+            os.close(descriptor)
+            temporary.unlink(missing_ok=True)
+            raise
+        os.close(self._descriptor)  # the old file, and its lock, are gone
+        self._descriptor = descriptor
+        fsync_folder(self.path.parent)
+
+    def close(self) -> None:
+        if self._descriptor >= 0:
+            os.close(self._descriptor)
+            self._descriptor = -1
+
+
+def open_locked(path: Path, name: Path) -> int:
+    """Open ``path`` (creating it empty if missing) and lock it; DatabaseError if it can't be."""
+    while True:
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+        except OSError as error:
+            raise cannot_use(name, error) from None
+        try:
+            lock_file(descriptor, name)
+            # A stub that was writing may have renamed a new file over this one before unlocking it.
+            if os.path.samestat(os.fstat(descriptor), os.stat(path)):
+                return descriptor
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(descriptor)
+            raise
+        os.close(descriptor)
+
+
+def lock_file(descriptor: int, name: Path) -> None:
+    """Take an exclusive lock on an open file, so that one stub at a time uses it."""
     try:
-        with open(temporary, 'w', encoding='utf-8') as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    fsync_folder(path.parent)
+        import fcntl
+    except ImportError:  # Windows: no advisory locks to take
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise DatabaseError(f'{name}: another stub is using this database') from None
+
+
+def cannot_use(name: Path, error: OSError) -> DatabaseError:
+    hint = ''
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
+        hint = '; choose another --db, or --db :memory: to keep nothing'
+    return DatabaseError(f'{name}: cannot use this database ({error.strerror}){hint}')
+
+
+def write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view):]
 
 
 def fsync_folder(folder: Path) -> None:
@@ -222,40 +301,20 @@ def fsync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
-def lock_file(descriptor: int, path: Path) -> None:
-    """Take an exclusive lock on an open file, so that one stub at a time uses ``path``."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no advisory locks to take
-        return
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise DatabaseError(f'{path}: another stub is using this database') from None
-
-
-def load_database(path: Path) -> dict[str, dict[str, dict]]:
-    """Read and check a TinyDB file; raise DatabaseError naming what is wrong."""
-    try:
-        text = path.read_bytes().decode('utf-8')
-        tables = json.loads(text, parse_constant=reject_constant) if text.strip() else {}
-    except (OSError, ValueError) as error:
-        raise DatabaseError(f'{path}: not a readable JSON file ({error})') from None
-    return check_tables(path, tables)
-
-
-def check_tables(path: Path, tables: Any) -> dict[str, dict[str, dict]]:
+def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
     """The tables, with every pet checked and the pets in id order; or DatabaseError."""
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
-        raise DatabaseError(f'{path}: not a TinyDB file (expected an object of tables)')
+        raise DatabaseError(f'{name}: not a TinyDB file (expected an object of tables)')
     pets = tables.setdefault(PETS_TABLE, {})
     for doc_id, document in pets.items():
-        if not re.fullmatch(r'[1-9][0-9]*', doc_id):
-            raise DatabaseError(f'{path}: pet id {doc_id!r} is not a positive integer')
+        if not re.fullmatch(r'[1-9][0-9]{0,18}', doc_id) or int(doc_id) > INT64_MAX:
+            raise DatabaseError(f'{name}: pet id {doc_id[:40]!r} is not a positive int64')
         try:
+            if not isinstance(document, dict):
+                raise bad_body('it is not a JSON object')
             parse_new_pet(document)
         except ApiError as error:
-            raise DatabaseError(f'{path}: pet {doc_id} is not a valid pet ({error.message})') from None
+            raise DatabaseError(f'{name}: pet {doc_id} is not a valid pet ({error.message})') from None
     tables[PETS_TABLE] = dict(sorted(pets.items(), key=lambda item: int(item[0])))
     return tables
 
@@ -272,13 +331,13 @@ def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
     for number, line in enumerate(lines, start=1):
         try:
-            apply_change(tables, json.loads(line.decode('utf-8'), parse_constant=reject_constant))
+            apply_logged(tables, loads_strict(line.decode('utf-8')))
         except (ValueError, TypeError, AttributeError) as error:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
     return check_tables(path, tables)
 
 
-def apply_change(tables: dict[str, dict[str, dict]], change: dict) -> None:
+def apply_logged(tables: dict[str, dict[str, dict]], change: dict) -> None:
     """Apply one logged change, ``{"insert": {table: documents}}`` or ``{"write": tables}``."""
     (kind, value), = change.items()
     if kind == 'insert':
@@ -291,311 +350,361 @@ def apply_change(tables: dict[str, dict[str, dict]], change: dict) -> None:
         raise ValueError(f'unknown change {kind!r}')
 
 
-class MemoryTables(Storage):
-    """A TinyDB storage in memory that can add documents without copying a table.
+class Change:
+    """A change to the pets: new pets to add (ids still to give), or a clear (``new_pets=None``).
 
-    (TinyDB's ``Table.insert`` rebuilds the whole table on every call.) Hold
-    ``lock`` while reading or changing the tables.
+    Once made, ``first_id`` is the id of the first new pet; ``failure`` says
+    why a change was not made.
     """
+
+    def __init__(self, new_pets: Sequence[dict] | None) -> None:
+        self.new_pets = new_pets
+        self.first_id = 0
+        self.failure: OSError | str | None = None
+        self.batch: Batch | None = None  #: the write it goes with (a file store)
+
+    def pets(self) -> dict[int, dict]:
+        return {self.first_id + n: pet for n, pet in enumerate(self.new_pets or ())}
+
+    def check(self, path: Path | None = None) -> None:
+        """Raise the ApiError that tells the client why this change was not made, if it wasn't."""
+        if isinstance(self.failure, OSError):
+            raise storage_error(path, self.failure)
+        if self.failure == 'ids_exhausted':
+            raise ApiError(507, 'ids_exhausted',
+                           f'every pet id up to {INT64_MAX} (int64) is taken; '
+                           'the store can take no more pets')
+
+
+def give_ids(changes: Iterable[Change], next_id: int) -> int:
+    """Give each new pet its id, counting from ``next_id`` (a clear starts again at 1).
+
+    Return the id that comes next. Ids stay within int64: a change that would
+    pass it is refused.
+    """
+    for change in changes:
+        if change.new_pets is None:
+            next_id = 1
+        elif next_id + len(change.new_pets) - 1 > INT64_MAX:
+            change.failure = 'ids_exhausted'
+        else:
+            change.first_id = next_id
+            next_id += len(change.new_pets)
+    return next_id
+
+
+def apply_change(pets: dict[int, dict], change: Change) -> None:
+    if change.new_pets is None:
+        pets.clear()
+    elif change.failure is None:
+        pets.update(change.pets())
+
+
+class MemoryTable:
+    """The pets in memory only: a change is made, and visible, at once."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.lock = threading.Lock()
-        self._tables: dict[str, dict[str, dict]] = {PETS_TABLE: {}}
+        self.pets: dict[int, dict] = {}  #: pet id -> document, in id order
+        self.next_id = 1
 
-    def read(self) -> dict[str, dict[str, dict]]:
-        return self._tables
+    def submit(self, change: Change) -> Change:
+        """Make ``change`` (the caller holds the store's lock)."""
+        self.next_id = give_ids([change], self.next_id)
+        apply_change(self.pets, change)
+        return change
 
-    def write(self, data: dict[str, dict[str, dict]]) -> None:
-        self._tables = data
+    def wait(self, change: Change) -> None:
+        """Return once ``change`` is made; raise an ApiError if it could not be."""
+        change.check()
 
-    def insert(self, table: str, documents: dict[str, dict]) -> None:
-        self._tables.setdefault(table, {}).update(documents)
-
-    def sync(self) -> None:
-        """Return once every change made so far is on disk (in memory: at once)."""
+    def close(self) -> None:
+        pass
 
 
-class DurableJSONStorage(MemoryTables):
-    """The tables in memory; every change on disk by the time ``sync()`` returns.
+class Batch:
+    """Changes written to the log in one write."""
 
-    ``path`` is a TinyDB file and ``path.log`` the changes made since it was
-    written (see the top of this section). One write to the log serves every
-    change waiting for it (group commit).
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.done = False
+
+
+class DurableTable:
+    """The pets in a TinyDB file and its log: a change is made, and visible, once it is on disk.
+
+    Callers ``submit()`` a change while holding the store's ``lock``, then
+    ``wait()`` for it without the lock. One waiting thread at a time writes,
+    taking every change submitted so far in one write; the others wait, and
+    those whose change went with that write return (group commit). The writer
+    gives the new pets their ids and, once they are on disk, applies the
+    changes to ``pets`` in order. A write that fails changes nothing.
+
+    ``checkpoint_lines``: the log is folded into the file once it has this
+    many lines, or as many as the file has pets, whichever is more.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        super().__init__()
-        self.path = Path(path)
-        # The file itself, not a link to it: one log per file, and a rename that keeps the link.
-        self._file = Path(os.path.realpath(path))
-        self.log_path = self._file.with_name(f'{self._file.name}.log')
-        self._log: IO[bytes] | None = self._open()
-        self._pending: list[bytes] = []  #: changes made in memory, not yet in the log
-        self._changes = 0  #: changes made so far
-        self._synced = 0  #: of those, how many are on disk
-        self._log_lines = 0
-        self._log_size = 0  #: bytes
-        self._file_documents = sum(map(len, self._tables.values()))  #: in the file
-        self._turn = threading.Condition()  #: guards _writing, and signals its end
-        self._writing = False  #: a thread is writing to disk
-
-    def _open(self) -> IO[bytes]:
-        """Read the file, fold in what an earlier run left in the log; return the log, empty."""
-        log = self._open_locked_log()  # first, so that no other stub changes the file meanwhile
+    def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
+                 checkpoint_lines: int = 1000) -> None:
+        self._lock = lock  #: the store's: guards pets and the open batch
+        self._checkpoint_lines = checkpoint_lines
+        existed = os.path.exists(path)
+        self._storage = LockedJSONStorage(path)
+        self.log_path = self._storage.path.with_name(f'{self._storage.path.name}.log')
+        self._batch = Batch()  #: the changes submitted and not yet taken by a writer
+        self._turn = threading.Condition()  #: guards _writing, and signals the end of a write
+        self._writing = False
+        self._log_lines = self._log_size = 0
         try:
-            logged = os.fstat(log.fileno()).st_size
-            if self.path.exists():
-                self._tables = load_database(self.path)
-            elif logged:
-                raise DatabaseError(f'{self.log_path}: a log without its database {self.path}; '
-                                    'restore the database or remove the log')
-            if logged or not self.path.exists():
-                self._tables = replay_log(self.log_path, self._tables)
-                self._write_file(to_json(self._tables))
-                log.truncate(0)
-                os.fsync(log.fileno())
-            fsync_folder(self._file.parent)
+            self._log = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | O_DSYNC,
+                                0o666)
+        except OSError as error:
+            self._storage.close()
+            raise cannot_use(self.log_path, error) from None
+        try:
+            self._tables = self._open()
         except BaseException:
-            if not os.fstat(log.fileno()).st_size:
-                self.log_path.unlink()  # an empty log holds nothing; leave the folder as it was
-            log.close()
+            self._abandon(remove_file=not existed)
             raise
-        return log
+        self.pets = {int(pet_id): document
+                     for pet_id, document in self._tables.pop(PETS_TABLE).items()}
+        self.next_id = max(self.pets, default=0) + 1
+        self._file_pets = len(self.pets)
 
-    def _open_locked_log(self) -> IO[bytes]:
-        """The log, open for appending and locked; each write returns once it is on disk."""
-        while True:
-            log = open(self.log_path, 'ab', buffering=0, opener=open_synchronous)
+    def _open(self) -> dict[str, dict[str, dict]]:
+        """Read the file, fold in what an earlier run left in the log; leave the log empty."""
+        name = self._storage.name
+        try:
+            logged = os.fstat(self._log).st_size
+            if logged and not self._storage.size():
+                raise DatabaseError(
+                    f'{self.log_path}: the log holds changes but the database {name} is empty '
+                    'or missing, so pets were lost; restore the database, or remove the log '
+                    'to start with what is left')
+            tables = self._storage.read() or {PETS_TABLE: {}}
+            if logged:
+                tables = replay_log(self.log_path, tables)
+            if logged or not self._storage.size():
+                # An empty file never goes with a log: emptied later, it shows a loss.
+                self._storage.write(tables)
+                os.ftruncate(self._log, 0)
+                os.fsync(self._log)
+        except OSError as error:
+            raise DatabaseError(f'{name}: cannot fold the log into the database '
+                                f'({error.strerror}); nothing was changed') from None
+        return tables
+
+    def _abandon(self, remove_file: bool) -> None:
+        """Close both files after a failed open; remove what the open created and holds nothing."""
+        if not os.fstat(self._log).st_size:
+            self.log_path.unlink(missing_ok=True)
+        if remove_file and not self._storage.size():
+            self._storage.path.unlink(missing_ok=True)
+        os.close(self._log)
+        self._storage.close()
+
+    def submit(self, change: Change) -> Change:
+        """Queue ``change`` for the next write (the caller holds the store's lock)."""
+        self._batch.changes.append(change)
+        change.batch = self._batch
+        return change
+
+    def wait(self, change: Change) -> None:
+        """Return once ``change`` is on disk and applied; raise an ApiError if it was not made."""
+        while self._wait_or_take_turn(change.batch):
             try:
-                lock_file(log.fileno(), self.path)
-                # A stub that was closing may have removed the file just before unlocking it.
-                if self.log_path.exists() and os.path.samestat(os.fstat(log.fileno()),
-                                                               os.stat(self.log_path)):
-                    return log
-            except BaseException:
-                log.close()
-                raise
-            log.close()
-
-    def write(self, data: dict[str, dict[str, dict]]) -> None:
-        super().write(data)
-        self._record({'write': data})
-
-    def insert(self, table: str, documents: dict[str, dict]) -> None:
-        super().insert(table, documents)
-        self._record({'insert': {table: documents}})
-
-    def _record(self, change: dict) -> None:
-        self._pending.append(json.dumps(change, ensure_ascii=False).encode('utf-8') + b'\n')
-        self._changes += 1
-
-    def sync(self) -> None:
-        """Return once every change made before the call is on disk.
-
-        One thread at a time writes, taking every change pending; the others
-        wait, and those whose change went with that write return (group commit).
-        """
-        wanted = self._changes
-        while not self._wait_or_take_turn(wanted):
-            try:
-                # Once the log is as long as the file, folding it in costs each change O(1).
-                if self._log_lines >= max(CHECKPOINT_LINES, self._file_documents):
-                    self._checkpoint()
-                else:
-                    self._append_pending()
+                self._write_next_batch()
             finally:
                 self._end_turn()
+        change.check(self.log_path)
 
-    def _wait_or_take_turn(self, wanted: int) -> bool:
-        """True once change number ``wanted`` is on disk; False if this thread is to write it."""
+    def _wait_or_take_turn(self, batch: Batch) -> bool:
+        """False once ``batch`` is written; True if this thread is to write next."""
         with self._turn:
-            while self._synced < wanted:
+            while not batch.done:
                 if not self._writing:
                     self._writing = True
-                    return False
+                    return True
                 self._turn.wait()
-            return True
+            return False
 
     def _end_turn(self) -> None:
         with self._turn:
             self._writing = False
             self._turn.notify_all()
 
-    def _append_pending(self) -> None:
-        with self.lock:
-            lines, self._pending = self._pending, []
-            changes = self._changes
-        data = b''.join(lines)
+    def _write_next_batch(self) -> None:
+        with self._lock:
+            batch, self._batch = self._batch, Batch()
+        next_id = give_ids(batch.changes, self.next_id)
+        made = [change for change in batch.changes if change.failure is None]
         try:
-            append_durably(self._log, data, self._log_size)
+            # Once the log is as long as the file, folding it in costs each change O(1).
+            if self._log_lines >= max(self._checkpoint_lines, self._file_pets):
+                self._checkpoint(made)
+            else:
+                self._append([self._logged(change) for change in made])
         except OSError as error:
-            with self.lock:
-                self._pending[:0] = lines  # the next sync tries them again
-            raise storage_error(self.log_path, error) from None
-        self._synced = changes
+            for change in made:
+                change.failure = error
+        else:
+            self.next_id = next_id
+            with self._lock:
+                for change in made:
+                    apply_change(self.pets, change)
+        with self._turn:
+            batch.done = True
+
+    def _logged(self, change: Change) -> bytes:
+        """The log line of a change."""
+        if change.new_pets is None:
+            logged = {'write': {**self._tables, PETS_TABLE: {}}}
+        else:
+            logged = {'insert': {PETS_TABLE: {str(pet_id): pet
+                                               for pet_id, pet in change.pets().items()}}}
+        return json.dumps(logged, ensure_ascii=False).encode('utf-8') + b'\n'
+
+    def _append(self, lines: list[bytes]) -> None:
+        """Append ``lines`` to the log; return once they are on disk, or raise OSError.
+
+        On failure the log is cut back: no half line for the next append to follow.
+        """
+        data = b''.join(lines)
+        if os.fstat(self._log).st_size != self._log_size:
+            os.ftruncate(self._log, self._log_size)  # a failed write left part of a line
+        try:
+            append_durably(self._log, data)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._log, self._log_size)
+            raise
         self._log_lines += len(lines)
         self._log_size += len(data)
 
-    def _checkpoint(self) -> None:
-        """Write every table to the file, then empty the log (in the writing turn)."""
-        with self.lock:
-            # The documents never change once stored: copying the dicts is enough.
-            tables = {name: dict(documents) for name, documents in self._tables.items()}
-            taken, changes = len(self._pending), self._changes
-        documents = sum(map(len, tables.values()))
-        self._write_file(to_json(tables))
+    def _checkpoint(self, changes: list[Change]) -> None:
+        """Write the file with every pet and ``changes``, then empty the log."""
+        with self._lock:
+            pets = dict(self.pets)  # a pet never changes once stored: copying the dict is enough
+        for change in changes:
+            apply_change(pets, change)
+        self._storage.write({**self._tables, PETS_TABLE: {str(pet_id): pet
+                                                          for pet_id, pet in pets.items()}})
+        self._file_pets = len(pets)
         try:
-            self._log.truncate(0)
-            os.fsync(self._log.fileno())
-        except OSError as error:
-            raise storage_error(self.log_path, error) from None
-        with self.lock:
-            del self._pending[:taken]  # in the file now
-        self._synced = changes
+            os.ftruncate(self._log, 0)
+            os.fsync(self._log)
+        except OSError:
+            return  # the changes are in the file; replaying the log over it is harmless
         self._log_lines = self._log_size = 0
-        self._file_documents = documents
 
     def close(self) -> None:
-        """Fold the log into the file and remove it: the file alone holds every pet."""
+        """Fold the log into the file and remove it: the file alone holds every pet.
+
+        If the file cannot be written, the log stays, holding every change,
+        and DatabaseError says so; the next start folds it in.
+        """
         with self._turn:
             while self._writing:
                 self._turn.wait()
             self._writing = True
         try:
-            if self._log is not None:
-                self._checkpoint()
-                self.log_path.unlink()  # while still locked: no other stub is using it
-                self._log.close()
-                self._log = None
+            if self._log >= 0:
+                self._fold_and_release()
         finally:
             self._end_turn()
 
-    def _write_file(self, text: str) -> None:
+    def _fold_and_release(self) -> None:
         try:
-            write_atomically(self._file, text)
+            self._checkpoint([])
+            self.log_path.unlink()  # while still locked: no other stub is using it
         except OSError as error:
-            raise storage_error(self.path, error) from None
+            raise DatabaseError(f'{self._storage.name}: the log could not be folded in '
+                                f'({error.strerror}); {self.log_path} keeps every pet, '
+                                'and the next start folds it in') from None
+        finally:
+            os.close(self._log)
+            self._log = -1
+            self._storage.close()
 
 
-def open_synchronous(path: str, flags: int) -> int:
-    """``open()``'s opener for a file whose writes return once they are on disk."""
-    return os.open(path, flags | O_DSYNC, 0o644)
-
-
-def append_durably(log: IO[bytes], data: bytes, size: int) -> None:
-    """Append ``data`` to ``log`` (``size`` bytes long); return once it is on disk.
-
-    Where the system has no O_DSYNC, an fsync follows the write. On failure
-    the log is cut back to ``size``: no half line for the next append to follow.
-    """
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[log.write(view):]
-        if not O_DSYNC:
-            os.fsync(log.fileno())
-    except OSError:
-        try:
-            log.truncate(size)
-        except OSError:
-            pass
-        raise
+def append_durably(descriptor: int, data: bytes) -> None:
+    """Append ``data`` to an open log; return once it is on disk."""
+    write_all(descriptor, data)
+    if not O_DSYNC:
+        os.fsync(descriptor)
 
 
 def storage_error(path: Path, error: OSError) -> ApiError:
-    return ApiError(500, 'storage_error', f'could not write {path}: {error.strerror}')
+    return ApiError(500, 'storage_error', f'could not write {path}: {error.strerror}; nothing was changed')
 
 
 class PetStore:
-    """The pets, in a TinyDB table, behind one lock.
+    """The pets, behind one lock: in memory, or in a TinyDB file that survives a crash.
 
     ``PetStore()`` keeps them in memory; ``PetStore(path)`` in a TinyDB JSON
-    file (and its log) that holds every pet whose creation was acknowledged.
-    A pet never changes once stored, so it is rendered as JSON only once.
+    file and its log (``DurableTable``). A pet is visible, and its creation
+    acknowledged, only once it is durable. A pet never changes once stored, so
+    it is rendered as JSON only once; ``rendered_pets`` bounds how many are kept
+    rendered (about 150 bytes each).
     """
 
-    def __init__(self, path: str | os.PathLike | None = None) -> None:
-        if path is None:
-            self._db = TinyDB(storage=MemoryTables)
-        else:
-            self._db = TinyDB(path, storage=DurableJSONStorage)
-        self._storage: MemoryTables = self._db.storage
-        self._table = self._db.table(PETS_TABLE, cache_size=0)
-        self._lock = self._storage.lock
-        self._next_id = max(map(int, self._pets()), default=0) + 1
-        self._rendered: dict[str, str] = {}  #: pet id -> the pet as JSON
+    def __init__(self, path: str | os.PathLike | None = None, *,
+                 checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
         self.path = None if path is None else Path(path)
+        self._lock = threading.Lock()
+        self._table = MemoryTable() if path is None else DurableTable(
+            path, self._lock, checkpoint_lines=checkpoint_lines)
+        self._rendered: dict[int, tuple[dict, str]] = {}  #: pet id -> (document, its Pet JSON)
+        self._rendered_pets = rendered_pets
 
     def add(self, new_pet: Mapping[str, Any]) -> dict:
         """Store a validated NewPet; return the Pet once it is durable."""
         return self.add_many([new_pet])[0]
 
     def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
+        change = Change([dict(pet) for pet in new_pets])
         with self._lock:
-            first, self._next_id = self._next_id, self._next_id + len(new_pets)
-            documents = {str(first + n): dict(pet) for n, pet in enumerate(new_pets)}
-            self._storage.insert(PETS_TABLE, documents)
-        self._storage.sync()
-        return [as_pet(int(pet_id), document) for pet_id, document in documents.items()]
-
-    def get(self, pet_id: int) -> dict | None:
-        with self._lock:
-            document = self._pets().get(str(pet_id))  # a dictionary lookup, however many pets
-        return None if document is None else as_pet(pet_id, document)
-
-    def list(self, limit: int, status: str | None = None) -> list[dict]:
-        """The first ``limit`` pets by id, of ``status`` if given."""
-        with self._lock:
-            return [as_pet(int(pet_id), document)
-                    for pet_id, document in self._select(limit, status)]
+            self._table.submit(change)
+        self._table.wait(change)
+        return [as_pet(pet_id, pet) for pet_id, pet in change.pets().items()]
 
     def list_json(self, limit: int, status: str | None = None) -> str:
-        """``list()`` as the JSON array that listPets sends."""
+        """The first ``limit`` pets by id, of ``status`` if given, as the JSON array listPets sends."""
         with self._lock:
-            return f'[{", ".join(self._render(*item) for item in self._select(limit, status))}]'
+            pets: Iterable[tuple[int, dict]] = self._table.pets.items()
+            if status is not None:
+                pets = (item for item in pets if item[1].get('status') == status)
+            # The scan stops at ``limit`` matches.
+            return f'[{", ".join(self._render(*item) for item in itertools.islice(pets, limit))}]'
 
     def get_json(self, pet_id: int) -> str | None:
-        """``get()`` as the JSON object that getPet sends."""
-        key = str(pet_id)
+        """The pet as the JSON object getPet sends, or None."""
         with self._lock:
-            document = self._pets().get(key)
-            return None if document is None else self._render(key, document)
+            pet = self._table.pets.get(pet_id)  # a dictionary lookup, however many pets
+            return None if pet is None else self._render(pet_id, pet)
 
-    def _select(self, limit: int, status: str | None) -> Iterator[tuple[str, dict]]:
-        # The stored table itself, in id order; the scan stops at ``limit`` matches.
-        documents: Iterable[tuple[str, dict]] = self._pets().items()
-        if status is not None:
-            documents = (item for item in documents if item[1].get('status') == status)
-        return itertools.islice(documents, limit)
-
-    def _render(self, pet_id: str, document: dict) -> str:
-        text = self._rendered.get(pet_id)
-        if text is None:
-            if len(self._rendered) >= RENDERED_PETS:
+    def _render(self, pet_id: int, document: dict) -> str:
+        rendered = self._rendered.get(pet_id)
+        if rendered is None or rendered[0] is not document:  # none yet, or a pet since a reset
+            if len(self._rendered) >= self._rendered_pets:
                 self._rendered.clear()  # a bound on memory, at the price of rendering again
-            text = self._rendered[pet_id] = json.dumps(as_pet(int(pet_id), document),
-                                                       ensure_ascii=False)
-        return text
-
-    def _pets(self) -> dict[str, dict]:
-        return self._storage.read()[PETS_TABLE]
+            rendered = self._rendered[pet_id] = (
+                document, json.dumps(as_pet(pet_id, document), ensure_ascii=False))
+        return rendered[1]
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._table)
+            return len(self._table.pets)
 
     def reset(self) -> None:
         """Remove every pet; ids start again at 1."""
+        change = Change(None)
         with self._lock:
-            self._table.truncate()
-            self._next_id = 1
-            self._rendered.clear()
-        self._storage.sync()
+            self._table.submit(change)
+        self._table.wait(change)
 
     def close(self) -> None:
         """Fold the log into the file and release both (a file store)."""
-        self._db.close()
+        self._table.close()
 
     def __enter__(self) -> PetStore:
         return self
@@ -612,7 +721,7 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
     """The NewPets in a fixtures file (a JSON array); the demo animals for None or True."""
     path = Path(path) if path and path is not True else demo_fixtures_path()
     try:
-        documents = json.loads(path.read_text(encoding='utf-8'))
+        documents = loads_strict(path.read_text(encoding='utf-8'))
     except (OSError, ValueError) as error:
         raise DatabaseError(f'{path}: cannot read the fixtures ({error})') from None
     if not isinstance(documents, list):
@@ -692,6 +801,14 @@ def check_content_type(content_type: str) -> None:
                        f'send the body as Content-Type: application/json; got {shown[:60]!r}')
 
 
+def loads_strict(text: str, **options: Any) -> Any:
+    """``json.loads``, refusing NaN and Infinity; nesting too deep to parse is a ValueError too."""
+    try:
+        return json.loads(text, parse_constant=reject_constant, **options)
+    except RecursionError:
+        raise ValueError('it is nested too deeply') from None
+
+
 def reject_constant(name: str) -> None:
     raise ValueError(f'{name} is not a JSON value')
 
@@ -710,8 +827,7 @@ def parse_json_object(body: bytes) -> dict:
     if not body.strip():
         raise bad_body('the request body is empty; send a NewPet JSON object')
     try:
-        value = json.loads(body.decode('utf-8'), parse_constant=reject_constant,
-                           object_pairs_hook=reject_duplicate_keys)
+        value = loads_strict(body.decode('utf-8'), object_pairs_hook=reject_duplicate_keys)
     except UnicodeDecodeError:
         raise bad_body('the request body is not UTF-8') from None
     except ValueError as error:

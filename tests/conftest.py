@@ -1,3 +1,4 @@
+import json
 from typing import Iterator
 
 import pytest
@@ -31,3 +32,14 @@ def store(request: pytest.FixtureRequest, tmp_path) -> Iterator[stub.PetStore]:
     """Each store test runs over both storages."""
     with stub.PetStore(None if request.param == 'memory' else tmp_path / 'pets.json') as store:
         yield store
+
+
+def listed(store: stub.PetStore, limit: int = 100, status: str | None = None) -> list[dict]:
+    """The pets that listPets would send."""
+    return json.loads(store.list_json(limit, status))
+
+
+def fetched(store: stub.PetStore, pet_id: int) -> dict | None:
+    """The pet that getPet would send, or None."""
+    text = store.get_json(pet_id)
+    return None if text is None else json.loads(text)

@@ -12,7 +12,7 @@ import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import AUTH, make_client
+from conftest import AUTH, fetched, make_client
 from test_server import call, call_once, connect
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
@@ -54,7 +54,7 @@ def test_serve_with_a_db_file_keeps_the_pets(tmp_path):
     with stub.serve(db=tmp_path / 'pets.json') as server:
         server.add_pet('Rex', 1)
     with stub.PetStore(tmp_path / 'pets.json') as reopened:
-        assert reopened.get(1)['name'] == 'Rex'
+        assert fetched(reopened, 1)['name'] == 'Rex'
 
 
 def test_serve_can_start_with_the_demo_animals():

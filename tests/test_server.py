@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import petstore_stub as stub
-from conftest import AUTH
+from conftest import AUTH, fetched
 
 MODULE = Path(stub.__file__)
 JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
@@ -139,7 +139,7 @@ def test_kill_9_loses_no_acknowledged_pet_and_leaves_a_valid_file(tmp_path, roun
     json.loads(db.read_text())  # the file is whole; the pets since its last write are in the log
     with stub.PetStore(db) as reopened:
         for pet in acknowledged:
-            assert reopened.get(pet['id']) == pet
+            assert fetched(reopened, pet['id']) == pet
         assert len(reopened) >= len(acknowledged)
 
 

@@ -10,8 +10,16 @@ from pathlib import Path
 import pytest
 
 import petstore_stub as stub
+from conftest import fetched, listed
 from petstore_stub import DatabaseError, PetStore
 from tinydb import TinyDB
+
+def wait_until(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, 'the condition never held'
+        time.sleep(0.001)
+
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 MYSTERY = {'name': 'Mystery', 'categoryId': 2}
@@ -25,23 +33,23 @@ def test_add_returns_the_pet_with_its_new_id(store):
 
 def test_get_finds_a_pet_by_id_and_nothing_else(store):
     store.add(REX)
-    assert store.get(1) == {'id': 1, **REX}
-    assert store.get(2) is None
-    assert store.get(0) is None
-    assert store.get(-1) is None
+    assert fetched(store, 1) == {'id': 1, **REX}
+    assert fetched(store, 2) is None
+    assert fetched(store, 0) is None
+    assert fetched(store, -1) is None
 
 
 def test_list_filters_then_limits(store):
     store.add_many([{'name': f'p{n}', 'categoryId': 1, 'status': s}
                     for n, s in enumerate(['sold', 'available', 'sold', 'sold'])])
-    assert [pet['id'] for pet in store.list(2, 'sold')] == [1, 3]
-    assert [pet['id'] for pet in store.list(20)] == [1, 2, 3, 4]
+    assert [pet['id'] for pet in listed(store, 2, 'sold')] == [1, 3]
+    assert [pet['id'] for pet in listed(store)] == [1, 2, 3, 4]
 
 
 def test_reset_empties_the_store_and_restarts_ids(store):
     store.add(REX)
     store.reset()
-    assert store.list(20) == []
+    assert listed(store) == []
     assert store.add(MYSTERY)['id'] == 1
 
 
@@ -55,7 +63,7 @@ def test_concurrent_adds_get_distinct_ids(store):
         thread.start()
     for thread in threads:
         thread.join()
-    assert [pet['id'] for pet in store.list(100)] == list(range(1, 101))
+    assert [pet['id'] for pet in listed(store)] == list(range(1, 101))
     assert len(store) == 200
 
 
@@ -81,10 +89,10 @@ def test_every_add_is_on_disk_when_it_returns(tmp_path):
     with PetStore(folder / 'pets.json') as store:
         store.add(REX)
         with PetStore(crash_copy(folder, tmp_path / 'crash1')) as after_crash:
-            assert after_crash.list(20) == [{'id': 1, **REX}]
+            assert listed(after_crash) == [{'id': 1, **REX}]
         store.add(MYSTERY)
         with PetStore(crash_copy(folder, tmp_path / 'crash2')) as after_crash:
-            assert after_crash.list(20) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
+            assert listed(after_crash) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
 
 
 def test_an_add_appends_one_line_to_a_synchronous_log_and_leaves_the_file_alone(tmp_path):
@@ -110,22 +118,27 @@ def open_flags(path):
 def test_one_write_serves_the_adds_that_wait_for_it(tmp_path, monkeypatch):
     writes = []
     real_append = stub.append_durably
+    first_write_started, more_adds_waiting = threading.Event(), threading.Event()
 
-    def slow_disk(log, data, size):
+    def slow_disk(descriptor, data):
         writes.append(data.count(b'\n'))
-        time.sleep(0.05)
-        real_append(log, data, size)
+        first_write_started.set()
+        more_adds_waiting.wait(timeout=10)
+        real_append(descriptor, data)
 
     with PetStore(tmp_path / 'pets.json') as store:
         monkeypatch.setattr(stub, 'append_durably', slow_disk)
         threads = [threading.Thread(target=store.add, args=(REX,)) for _ in range(8)]
-        for thread in threads:
+        threads[0].start()
+        first_write_started.wait(timeout=10)
+        for thread in threads[1:]:
             thread.start()
+        wait_until(lambda: len(store._table._batch.changes) == 7)
+        more_adds_waiting.set()
         for thread in threads:
             thread.join()
         assert len(store) == 8
-    assert sum(writes) == 8
-    assert len(writes) < 8  # the adds that came during a write shared the next one
+    assert writes == [1, 7]  # the seven adds that came during the first write shared the next
 
 
 def test_close_folds_the_log_into_a_plain_tinydb_file(tmp_path):
@@ -138,10 +151,9 @@ def test_close_folds_the_log_into_a_plain_tinydb_file(tmp_path):
         assert len(db.table('pets')) == 2
 
 
-def test_a_long_log_is_folded_into_the_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(stub, 'CHECKPOINT_LINES', 3)
+def test_a_long_log_is_folded_into_the_file(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path) as store:
+    with PetStore(path, checkpoint_lines=3) as store:
         for _ in range(4):
             store.add(REX)
         # Three lines were logged; the fourth add wrote the file and emptied the log.
@@ -162,7 +174,7 @@ def test_a_log_replayed_over_a_file_that_holds_it_changes_nothing(tmp_path, monk
         old_log = log.read_bytes()
     log.write_bytes(old_log)  # close wrote the file; put the log back as if it had not been emptied
     with PetStore(path) as reopened:
-        assert reopened.list(20) == [{'id': 1, **MYSTERY}, {'id': 2, **REX}]
+        assert listed(reopened) == [{'id': 1, **MYSTERY}, {'id': 2, **REX}]
 
 
 def test_a_reset_is_durable(tmp_path):
@@ -172,7 +184,7 @@ def test_a_reset_is_durable(tmp_path):
         store.add(MYSTERY)
         copy = crash_copy(tmp_path, tmp_path / 'crash')
     with PetStore(copy) as after_crash:
-        assert after_crash.list(20) == [{'id': 1, **MYSTERY}]
+        assert listed(after_crash) == [{'id': 1, **MYSTERY}]
 
 
 def test_a_line_cut_short_by_a_crash_is_left_out(tmp_path):
@@ -180,60 +192,82 @@ def test_a_line_cut_short_by_a_crash_is_left_out(tmp_path):
     path.write_text('{"pets": {}}')
     log.write_text(json.dumps({'insert': {'pets': {'1': REX}}}) + '\n{"insert": {"pets": {"2"')
     with PetStore(path) as store:
-        assert store.list(20) == [{'id': 1, **REX}]
+        assert listed(store) == [{'id': 1, **REX}]
         assert store.add(MYSTERY)['id'] == 2
     assert json.loads(path.read_text())['pets'] == {'1': REX, '2': MYSTERY}
 
 
-def test_a_failed_write_is_a_500_and_is_tried_again_with_the_next_one(tmp_path, monkeypatch):
+def full_disk(descriptor, data):
+    raise OSError(28, 'No space left on device')
+
+
+def test_a_failed_write_is_a_500_and_stores_nothing_and_the_next_write_succeeds(tmp_path,
+                                                                                  monkeypatch):
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
     with PetStore(path) as store:
         store.add(REX)
         file_before, log_before = path.read_bytes(), log.read_bytes()
         real_append = stub.append_durably
-
-        def full_disk(log, data, size):
-            raise OSError(28, 'No space left on device')
-
         monkeypatch.setattr(stub, 'append_durably', full_disk)
         with pytest.raises(stub.ApiError) as caught:
             store.add(MYSTERY)
         assert (caught.value.status_code, caught.value.code) == (500, 'storage_error')
         assert 'No space left on device' in caught.value.message
+        assert (listed(store), fetched(store, 2), len(store)) == ([{'id': 1, **REX}], None, 1)
         assert (path.read_bytes(), log.read_bytes()) == (file_before, log_before)
         monkeypatch.setattr(stub, 'append_durably', real_append)
-        store.add(REX)
+        assert store.add(REX)['id'] == 2  # id 2 was never shown to anyone
         with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
-            assert [pet['name'] for pet in after_crash.list(20)] == ['Rex', 'Mystery', 'Rex']
+            assert listed(after_crash) == listed(store) == [{'id': 1, **REX}, {'id': 2, **REX}]
 
 
-class HalfFullDisk:
-    """A log file on a disk with room for ``room`` more bytes."""
+def test_a_failed_checkpoint_stores_nothing_and_leaves_the_log_whole(tmp_path, monkeypatch):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    with PetStore(path, checkpoint_lines=2) as store:
+        store.add_many([REX])
+        store.add_many([REX])
+        storage = store._table._storage
+        real_write = storage.write
+        monkeypatch.setattr(storage, 'write', lambda data: full_disk(0, b''))
+        with pytest.raises(stub.ApiError, match='No space left'):
+            store.add(MYSTERY)
+        assert len(store) == 2
+        assert len(log.read_bytes().splitlines()) == 2
+        monkeypatch.setattr(storage, 'write', real_write)
+        assert store.add(MYSTERY)['id'] == 3
+        assert len(json.loads(path.read_text())['pets']) == 3
 
-    def __init__(self, stream, room):
-        self.stream, self.room = stream, room
 
-    def write(self, data):
-        if not self.room:
+def test_a_failed_reset_keeps_the_pets_and_their_ids(tmp_path, monkeypatch):
+    with PetStore(tmp_path / 'pets.json') as store:
+        store.add_many([REX, REX])
+        monkeypatch.setattr(stub, 'append_durably', full_disk)
+        with pytest.raises(stub.ApiError, match='storage_error|No space'):
+            store.reset()
+        monkeypatch.undo()
+        assert [pet['id'] for pet in listed(store)] == [1, 2]
+        assert store.add(MYSTERY)['id'] == 3
+
+
+def test_a_write_cut_short_is_cut_off_the_log(tmp_path, monkeypatch):
+    """A disk with room for part of a line: the line is cut off, and the next write follows a whole one."""
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    with PetStore(path) as store:
+        store.add(REX)
+        whole = log.read_bytes()
+
+        def half_full_disk(descriptor, data):
+            os.write(descriptor, data[:5])
             raise OSError(28, 'No space left on device')
-        written = self.stream.write(bytes(data[:self.room]))
-        self.room -= written
-        return written
 
-    def truncate(self, size):
-        return self.stream.truncate(size)
-
-    def fileno(self):
-        return self.stream.fileno()
-
-
-def test_a_write_cut_short_is_cut_off_the_log(tmp_path):
-    path = tmp_path / 'log'
-    path.write_bytes(b'line 1\n')
-    with open(path, 'ab', buffering=0) as stream:
-        with pytest.raises(OSError):
-            stub.append_durably(HalfFullDisk(stream, 4), b'line 2\n', 7)
-    assert path.read_bytes() == b'line 1\n'
+        monkeypatch.setattr(stub, 'append_durably', half_full_disk)
+        with pytest.raises(stub.ApiError):
+            store.add(MYSTERY)
+        assert log.read_bytes() == whole
+        monkeypatch.undo()
+        store.add(MYSTERY)
+        with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+            assert listed(after_crash) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
 
 
 def test_ids_continue_after_a_restart(tmp_path):
@@ -241,7 +275,7 @@ def test_ids_continue_after_a_restart(tmp_path):
     with PetStore(path) as store:
         store.add_many([REX, MYSTERY])
     with PetStore(path) as reopened:
-        assert reopened.list(20) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
+        assert listed(reopened) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
         assert reopened.add(REX)['id'] == 3
 
 
@@ -250,8 +284,8 @@ def test_the_file_is_read_once_at_start(tmp_path):
     with PetStore(path) as store:
         store.add(REX)
         path.write_text('garbage that a re-read would choke on')
-        assert store.get(1) == {'id': 1, **REX}
-        assert store.list(20) == [{'id': 1, **REX}]
+        assert fetched(store, 1) == {'id': 1, **REX}
+        assert listed(store) == [{'id': 1, **REX}]
         path.write_text('{}')
 
 
@@ -324,7 +358,7 @@ def test_a_damaged_log_is_refused_and_both_files_left_untouched(tmp_path, log, p
 
 def test_a_log_without_its_database_is_refused(tmp_path):
     (tmp_path / 'pets.json.log').write_text(json.dumps({'insert': {'pets': {'1': REX}}}) + '\n')
-    with pytest.raises(DatabaseError, match='a log without its database'):
+    with pytest.raises(DatabaseError, match='the database .* is empty or missing'):
         PetStore(tmp_path / 'pets.json')
     assert [p.name for p in tmp_path.iterdir()] == ['pets.json.log']
 
@@ -339,14 +373,16 @@ def test_a_pet_rendered_before_a_reset_is_not_served_after_it(store):
     assert json.loads(store.list_json(20)) == [{'id': 1, **MYSTERY}]
 
 
-def test_the_json_of_many_pets_matches_them_past_the_rendering_bound(store, monkeypatch):
-    monkeypatch.setattr(stub, 'RENDERED_PETS', 3)
+@pytest.mark.parametrize('path', [None, 'pets.json'], ids=['memory', 'file'])
+def test_the_json_of_many_pets_matches_them_past_the_rendering_bound(tmp_path, path):
+    store = PetStore(path and tmp_path / path, rendered_pets=3)
     pets = store.add_many([{'name': f'p{n}', 'categoryId': n} for n in range(10)])
     for _ in range(2):
         for pet in pets:
             assert json.loads(store.get_json(pet['id'])) == pet
         assert json.loads(store.list_json(5)) == pets[:5]
     assert store.get_json(11) is None
+    store.close()
 
 
 def test_a_link_to_the_database_is_the_same_database(tmp_path):
@@ -360,3 +396,120 @@ def test_a_link_to_the_database_is_the_same_database(tmp_path):
         assert through_the_link.add(MYSTERY)['id'] == 2
     assert link.is_symlink()
     assert json.loads(path.read_text())['pets'] == {'1': REX, '2': MYSTERY}
+
+
+# -- promises at the edges ---------------------------------------------------------
+
+def test_a_hard_link_to_the_database_is_the_same_database(tmp_path):
+    path, link = tmp_path / 'pets.json', tmp_path / 'hard.json'
+    with PetStore(path) as store:
+        store.add(REX)
+        os.link(path, link)
+        with pytest.raises(DatabaseError, match='another stub is using this database'):
+            PetStore(link)
+        store.add(MYSTERY)  # the log grows; the lock stays on the file
+        with pytest.raises(DatabaseError, match='another stub is using this database'):
+            PetStore(link)
+
+
+def test_the_lock_moves_to_each_new_file_a_checkpoint_writes(tmp_path):
+    path = tmp_path / 'pets.json'
+    with PetStore(path, checkpoint_lines=1) as store:
+        for _ in range(3):
+            store.add(REX)
+            with pytest.raises(DatabaseError, match='another stub'):
+                PetStore(path)
+
+
+def test_a_read_only_database_keeps_its_mode_when_the_log_is_folded_in(tmp_path):
+    path = tmp_path / 'pets.json'
+    path.write_text(json.dumps({'pets': {'1': REX}}))
+    path.chmod(0o444)
+    with PetStore(path) as store:
+        store.add(MYSTERY)
+    assert oct(path.stat().st_mode & 0o777) == oct(0o444)
+    assert len(json.loads(path.read_text())['pets']) == 2
+
+
+def test_ids_stay_within_int64_and_a_create_past_it_is_refused(tmp_path):
+    path = tmp_path / 'pets.json'
+    path.write_text(json.dumps({'pets': {str(stub.INT64_MAX): REX}}))
+    with PetStore(path) as store:
+        with pytest.raises(stub.ApiError) as caught:
+            store.add(MYSTERY)
+        assert (caught.value.status_code, caught.value.code) == (507, 'ids_exhausted')
+        assert len(store) == 1
+        assert fetched(store, stub.INT64_MAX) == {'id': stub.INT64_MAX, **REX}
+    assert json.loads(path.read_text()) == {'pets': {str(stub.INT64_MAX): REX}}
+
+
+def test_a_pet_id_past_int64_in_the_file_is_refused(tmp_path):
+    path = tmp_path / 'pets.json'
+    path.write_text(json.dumps({'pets': {str(stub.INT64_MAX + 1): REX}}))
+    with pytest.raises(DatabaseError, match='is not a positive int64'):
+        PetStore(path)
+
+
+def test_an_emptied_database_with_a_log_is_refused_not_started_with_less(tmp_path):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    with PetStore(path) as store:
+        store.add_many([REX, REX, REX])
+        store.add(MYSTERY)
+        crash = crash_copy(tmp_path, tmp_path / 'crash')
+    crash.write_bytes(b'')
+    logged = crash.with_name('pets.json.log').read_bytes()
+    with pytest.raises(DatabaseError, match='empty or missing, so pets were lost'):
+        PetStore(crash)
+    assert (crash.read_bytes(), crash.with_name('pets.json.log').read_bytes()) == (b'', logged)
+
+
+def test_a_crash_right_after_creating_a_database_loses_nothing(tmp_path):
+    """A new file is written at once, so that an empty file never goes with a log."""
+    with PetStore(tmp_path / 'pets.json') as store:
+        store.add(REX)
+        with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+            assert listed(after_crash) == [{'id': 1, **REX}]
+
+
+@pytest.mark.parametrize('file, log', [
+    pytest.param(b'[' * 100_000, None, id='file'),
+    pytest.param(b'{"pets": {}}', b'[' * 100_000 + b'\n', id='log'),
+    pytest.param(b'{"pets": {"1": ' + b'[' * 100_000 + b'}}', None, id='a pet'),
+])
+def test_a_database_nested_too_deeply_is_refused_in_one_line(tmp_path, file, log):
+    path = tmp_path / 'pets.json'
+    path.write_bytes(file)
+    if log is not None:
+        path.with_name('pets.json.log').write_bytes(log)
+    with pytest.raises(DatabaseError) as caught:
+        PetStore(path)
+    assert 'nested too deeply' in str(caught.value)
+    assert '\n' not in str(caught.value)
+    assert path.read_bytes() == file
+
+
+@pytest.mark.parametrize('where', ['missing folder', 'read-only folder'])
+def test_a_database_where_it_cannot_be_written_is_refused_in_one_line(tmp_path, where):
+    folder = tmp_path / 'pets'
+    if where == 'read-only folder':
+        folder.mkdir()
+        folder.chmod(0o555)
+        if os.access(folder, os.W_OK):
+            pytest.skip('this user may write to any folder (root); the CLI test covers it')
+    with pytest.raises(DatabaseError) as caught:
+        PetStore(folder / 'pets.json')
+    assert 'cannot use this database' in str(caught.value)
+    assert '--db :memory:' in str(caught.value)
+
+
+def test_the_file_is_a_tinydb_file_and_the_storage_a_tinydb_storage(tmp_path):
+    path = tmp_path / 'pets.json'
+    with PetStore(path) as store:
+        store.add(REX)
+    with TinyDB(path, storage=stub.LockedJSONStorage) as db:
+        assert db.table('pets').get(doc_id=1) == REX
+        db.table('pets').insert(MYSTERY)
+        with pytest.raises(DatabaseError, match='another stub'):
+            PetStore(path)
+    with PetStore(path) as reopened:
+        assert listed(reopened) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
