@@ -63,18 +63,23 @@ import logging
 import os
 import re
 import secrets
+import queue
 import signal
 import socket
 import stat
 import sys
 import threading
 import time
+import traceback
+import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
 
 import bottle
 import waitress
+import waitress.channel
+import waitress.task
 from waitress import wasyncore
 from tinydb.storages import Storage
 
@@ -118,6 +123,13 @@ CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
 CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
 CORS_MAX_AGE = '600'
 JOURNAL_SIZE = 1000
+#: What the journal keeps of each request (see journal_entry()).
+JOURNAL_BODY_BYTES = 4096
+JOURNAL_HEADER_CHARS = 4096
+JOURNAL_TEXT_CHARS = 1024
+#: How many failures inside the app check() can report.
+ERRORS_KEPT = 100
+FAVICON = '/favicon.ico'
 
 DEFAULT_DB = 'petstore.json'
 MEMORY_DB = ':memory:'
@@ -130,6 +142,10 @@ O_DSYNC = getattr(os, 'O_DSYNC', 0)
 SERVER_THREADS = 16
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
+#: Open connections the server holds, idle or slow ones included, before new ones wait;
+#: and how long a connection may stay silent before it is closed (seconds).
+CONNECTION_LIMIT = 1000
+IDLE_TIMEOUT = 120
 
 
 def demo_fixtures_path() -> Path:
@@ -717,6 +733,20 @@ def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
     return {'id': pet_id, **document}
 
 
+def load_fixtures(store: PetStore, path: str | os.PathLike | bool | None = None) -> list[dict]:
+    """Add the demo animals (or those in ``path``) to ``store`` if it is empty; else 409.
+
+    Fixtures go into an empty store only: a second load, or a restart with
+    ``--fixtures``, never duplicates them.
+    """
+    new_pets = read_fixtures(path)
+    if len(store):
+        raise ApiError(409, 'store_not_empty',
+                       f'the store already holds {pets_phrase(len(store))}; fixtures go into an '
+                       'empty store only: reset it first')
+    return store.add_many(new_pets)
+
+
 def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
     """The NewPets in a fixtures file (a JSON array); the demo animals for None or True."""
     path = Path(path) if path and path is not True else demo_fixtures_path()
@@ -747,14 +777,31 @@ def bad_body(message: str) -> ApiError:
     return ApiError(400, 'invalid_body', message)
 
 
+def parse_whole_number(raw: str, signed: bool = False) -> int | None:
+    """Decimal digits (after a ``-`` if ``signed``) -> their value; None for anything else.
+
+    One rule for every number a client writes: leading zeros change nothing,
+    and no sign, space or other digit is a number.
+    """
+    digits = raw[1:] if signed and raw.startswith('-') else raw
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    significant = digits.lstrip('0')
+    if len(significant) > 19:  # beyond int64, and Python's int() of a long string is slow
+        return None
+    value = int(significant or '0')
+    return -value if digits is not raw else value
+
+
 def parse_limit(raw: str | None) -> int:
     """``limit`` as sent (or None) -> 1..100, default 20."""
     if raw is None:
         return LIMIT_DEFAULT
-    if not re.fullmatch(r'[0-9]{1,4}', raw) or not LIMIT_MIN <= int(raw) <= LIMIT_MAX:
+    limit = parse_whole_number(raw)
+    if limit is None or not LIMIT_MIN <= limit <= LIMIT_MAX:
         raise bad_parameter(
             f'limit must be a whole number from {LIMIT_MIN} to {LIMIT_MAX}; got {raw[:40]!r}')
-    return int(raw)
+    return limit
 
 
 def parse_status(raw: str | None) -> str | None:
@@ -762,6 +809,28 @@ def parse_status(raw: str | None) -> str | None:
     if raw is None or raw in PET_STATUSES:
         return raw
     raise bad_parameter(f'status must be one of {", ".join(PET_STATUSES)}; got {raw[:40]!r}')
+
+
+def parse_query(query_string: str) -> dict[str, list[str]]:
+    """The raw query string (percent-encoded, as WSGI gives it) -> each name's values.
+
+    Names and values are UTF-8 once percent-decoded, as in a URL; anything
+    else is a 400, never a guess.
+    """
+    query: dict[str, list[str]] = {}
+    # Latin-1 maps each percent-decoded byte to one character, so the bytes come back whole.
+    pairs = urllib.parse.parse_qsl(query_string, keep_blank_values=True, encoding='latin-1')
+    try:
+        for name, value in pairs:
+            query.setdefault(utf8(name), []).append(utf8(value))
+    except UnicodeDecodeError:
+        raise bad_parameter('the query string is not UTF-8 once percent-decoded') from None
+    return query
+
+
+def utf8(text: str) -> str:
+    """Bytes carried as Latin-1 text (as WSGI carries them) -> the UTF-8 text they hold."""
+    return text.encode('latin-1').decode('utf-8')
 
 
 def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
@@ -772,7 +841,7 @@ def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
     """
     unknown = sorted(set(query) - {'limit', 'status'})
     if unknown:
-        raise bad_parameter(f'unknown query parameter {unknown[0]!r}; '
+        raise bad_parameter(f'unknown query parameter {unknown[0][:40]!r}; '
                             'listPets takes limit and status only')
     for name, values in query.items():
         if len(values) > 1:
@@ -784,11 +853,10 @@ def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
 
 def parse_pet_id(raw: str) -> int:
     """``petId`` from the path -> an int64 (zero and negatives are valid, never found)."""
-    if re.fullmatch(r'-?[0-9]{1,19}', raw):
-        pet_id = int(raw)
-        if INT64_MIN <= pet_id <= INT64_MAX:
-            return pet_id
-    raise bad_parameter(f'petId must be an int64 integer; got {raw[:40]!r}')
+    pet_id = parse_whole_number(raw, signed=True)
+    if pet_id is None or not INT64_MIN <= pet_id <= INT64_MAX:
+        raise bad_parameter(f'petId must be an int64 integer; got {raw[:40]!r}')
+    return pet_id
 
 
 def check_content_type(content_type: str) -> None:
@@ -932,21 +1000,26 @@ class StubApp(bottle.Bottle):
     """
 
     def __init__(self, store: PetStore, api_keys: Sequence[str], base_path: str, *,
-                 admin: bool, cors: bool, journal_size: int, access_log: IO[str] | None) -> None:
+                 admin: bool, cors: bool, journal_size: int, access_log: Console | None) -> None:
         super().__init__()
         self.store = store
         self.api_keys = tuple(api_keys)
         self.base_path = base_path
-        #: What a GET may fetch without a key: the index and the OpenAPI description.
-        self.public_paths = ('/', f'{base_path}/openapi.json')
+        #: What a GET or HEAD may fetch without a key: the index, the OpenAPI description,
+        #: and the icon a browser asks for on its own.
+        self.public_paths = ('/', f'{base_path}/openapi.json', FAVICON)
         self.admin = admin
         self.cors = cors
         self.access_log = access_log
         self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
         self.faults: list[dict] = []
         self.delay = 0.0
-        self.errors: list[BaseException] = []
+        #: What failed inside the app, for check(): each exception without its frames, and
+        #: its traceback as text.
+        self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
+            maxlen=ERRORS_KEPT)
         self._lock = threading.Lock()  # guards the journal and the faults
+        self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         self._generation = 0  # counts clear(): a request older than the last one is stale
 
     # Bottle refuses to rebind an attribute (a guard for plugins); this app's state changes.
@@ -973,8 +1046,9 @@ class StubApp(bottle.Bottle):
         return self.store.add(parse_new_pet(new_pet))
 
     def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
-        """Add the demo animals (or those in ``path``); return them as Pets."""
-        return self.store.add_many(read_fixtures(path))
+        """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
+        with self._fixtures_lock:
+            return load_fixtures(self.store, path)
 
     def fail_next(self, status: int | str, times: int = 1, route: str | None = None) -> None:
         """Answer the next ``times`` requests (to ``route``, an operationId, or any) with
@@ -1006,8 +1080,9 @@ class StubApp(bottle.Bottle):
 
     def wsgi(self, environ: dict, start_response: Any) -> Any:
         started = time.perf_counter()
+        route_as_sent(environ)
         is_admin = self.admin and environ.get('PATH_INFO', '').startswith(ADMIN_PREFIX)
-        body = None if is_admin else buffer_body(environ)
+        body = None if is_admin or not self.journal.maxlen else BodyRecorder(environ)
         generation = self._generation
         if self.delay and not is_admin:
             time.sleep(self.delay)
@@ -1019,12 +1094,12 @@ class StubApp(bottle.Bottle):
         else:
             result, status = self.respond(environ, start_response)
         if not is_admin and self.journal.maxlen:
-            entry = journal_entry(environ, body, status)
+            entry = journal_entry(environ, body.first_bytes(), status)
             with self._lock:
                 if generation == self._generation:
                     self.journal.append(entry)
-        if self.access_log is not None:
-            self.log_request(environ, status, time.perf_counter() - started)
+        if self.access_log is not None and environ['PATH_INFO'] != FAVICON:
+            self.access_log.log(access_line(environ, status, time.perf_counter() - started))
         return result
 
     def respond(self, environ: dict, start_response: Any) -> tuple[Any, int | None]:
@@ -1043,17 +1118,11 @@ class StubApp(bottle.Bottle):
             return drop_connection(environ), None
         return result, int(sent[-1][:3])
 
-    def log_request(self, environ: dict, status: int | None, seconds: float) -> None:
-        query = environ.get('QUERY_STRING')
-        target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
-        shown = 'dropped' if status is None else status
-        print(f'{environ["REQUEST_METHOD"]} {target} {shown} {seconds * 1000:.1f}ms',
-              file=self.access_log, flush=True)
 
 
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-               journal_size: int = JOURNAL_SIZE, access_log: IO[str] | None = None) -> StubApp:
+               journal_size: int = JOURNAL_SIZE, access_log: Console | None = None) -> StubApp:
     """Build the WSGI app over ``store`` (a fresh in-memory one by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
@@ -1069,6 +1138,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     app.default_error_handler = render_bottle_error
     app.route('/', 'GET', index, name='index')
     app.route(f'{base_path}/openapi.json', 'GET', openapi_json, name='openapi')
+    app.route(FAVICON, 'GET', favicon, name='favicon')
     app.route(f'{base_path}/pets', 'GET', with_faults(list_pets), name='listPets')
     app.route(f'{base_path}/pets', 'POST', with_faults(create_pet), name='createPet')
     app.route(f'{base_path}/pets/<pet_id>', 'GET', with_faults(get_pet), name='getPet')
@@ -1084,7 +1154,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 def before_request() -> None:
     environ, app = bottle.request.environ, bottle.request.app
     bottle.response.content_type = 'application/json'
-    if environ['REQUEST_METHOD'] == 'GET' and environ['PATH_INFO'] in app.public_paths:
+    if environ['REQUEST_METHOD'] in ('GET', 'HEAD') and environ['PATH_INFO'] in app.public_paths:
         return  # so that a browser or a code generator can start here
     check_bearer(environ.get('HTTP_AUTHORIZATION'), app.api_keys)
 
@@ -1099,9 +1169,8 @@ def with_faults(operation: Any) -> Any:
             request.environ[DROP_CONNECTION] = True
             return ''
         if status is not None:
-            phrase = http.HTTPStatus(status).phrase
-            raise ApiError(status, phrase.lower().replace(' ', '_').replace('-', '_'),
-                           f'{phrase} (a fault queued with fail_next)')
+            raise ApiError(status, error_code_name(status),
+                           f'{http.HTTPStatus(status).phrase} (a fault queued with fail_next)')
         return operation(*args, **kwargs)
     return operation_or_fault
 
@@ -1109,7 +1178,7 @@ def with_faults(operation: Any) -> Any:
 # The operations.
 
 def list_pets() -> str:
-    options = parse_list_query(bottle.request.query.dict)
+    options = parse_list_query(parse_query(bottle.request.query_string))
     return bottle.request.app.store.list_json(**options) + '\n'
 
 
@@ -1171,7 +1240,7 @@ def index() -> str:
         'name': 'Pet Store API (petstore-stub)',
         'version': API_VERSION,
         'base_path': base,
-        'base_url': f'{request.urlparts.scheme}://{request.urlparts.netloc}{base}',
+        'base_url': f'{public_origin(request.environ)}{base}',
         'openapi': f'{base}/openapi.json',
         'operations': {
             'listPets': f'GET {base}/pets?limit=1..100&status=available|pending|sold',
@@ -1182,6 +1251,18 @@ def index() -> str:
         'authentication': f'send the header Authorization: Bearer <API key>{demo}; '
                           'the stub prints its key when it starts',
     })
+
+
+def public_origin(environ: dict) -> str:
+    """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy)."""
+    host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
+    return f'{environ["wsgi.url_scheme"]}://{host}'
+
+
+def favicon() -> str:
+    """No icon: a browser asks for one on its own, and a 204 stops it asking."""
+    bottle.response.status = 204
+    return ''
 
 
 def openapi_json() -> str:
@@ -1230,64 +1311,117 @@ def admin_faults() -> str:
 DROP_CONNECTION = 'petstore_stub.drop_connection'
 
 
-def buffer_body(environ: dict) -> bytes | None:
-    """Read a body of up to MAX_BODY_BYTES for the journal, leaving a copy for the app."""
-    try:
-        length = int(environ.get('CONTENT_LENGTH') or 0)
-    except ValueError:
-        return None
-    if not 0 < length <= MAX_BODY_BYTES:
-        return None
-    raw = environ['wsgi.input'].read(length)
-    environ['wsgi.input'] = io.BytesIO(raw)
-    return raw
+class BodyRecorder:
+    """The request body (``wsgi.input``), keeping a copy of what the journal shows of it.
+
+    Only the first JOURNAL_BODY_BYTES (and one more, to tell a body cut short)
+    are copied: a large body costs the journal nothing.
+    """
+
+    def __init__(self, environ: dict) -> None:
+        self._input = environ['wsgi.input']
+        environ['wsgi.input'] = self
+        length = parse_whole_number(environ.get('CONTENT_LENGTH') or '0')
+        self._length = min(length or 0, JOURNAL_BODY_BYTES + 1)
+        self._kept = bytearray()
+
+    def read(self, size: int = -1) -> bytes:
+        return self._keep(self._input.read(size))
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._keep(self._input.readline(size))
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.readline, b'')
+
+    def _keep(self, data: bytes) -> bytes:
+        room = self._length - len(self._kept)
+        if room > 0:
+            self._kept += data[:room]
+        return data
+
+    def first_bytes(self) -> bytes:
+        """The first bytes of the body, reading them now if the app did not (a 401, say)."""
+        with contextlib.suppress(OSError, ValueError):
+            while len(self._kept) < self._length and self.read(self._length - len(self._kept)):
+                pass
+        return bytes(self._kept)
 
 
 def journal_entry(environ: dict, body: bytes | None, status: int | None) -> dict:
+    """What the journal keeps of a request: at most about 10 KB, whatever the client sent.
+
+    The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
+    headers their first JOURNAL_HEADER_CHARS, the body its first
+    JOURNAL_BODY_BYTES; ``truncated`` says whether anything was cut.
+    """
     route = environ.get('bottle.route')
+    path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
+    headers, headers_cut = request_headers(environ)
+    body_cut = body is not None and len(body) > JOURNAL_BODY_BYTES
     return {
-        'method': environ['REQUEST_METHOD'],
-        'path': environ.get('PATH_INFO', ''),
-        'query': environ.get('QUERY_STRING', ''),
+        'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
+        'path': path[:JOURNAL_TEXT_CHARS],
+        'query': query[:JOURNAL_TEXT_CHARS],
         'operation': route.name if route is not None else None,
-        'headers': request_headers(environ),
-        'body': decode_journal_body(body),
+        'headers': headers,
+        'body': decode_journal_body(body[:JOURNAL_BODY_BYTES] if body_cut else body, body_cut),
         'status': status,
         'time': time.time(),
+        'truncated': (headers_cut or body_cut
+                      or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
     }
 
 
-def request_headers(environ: dict) -> dict[str, str]:
-    headers = {key[5:].replace('_', '-').title(): value
-               for key, value in environ.items() if key.startswith('HTTP_')}
-    for key in ('CONTENT_TYPE', 'CONTENT_LENGTH'):
-        if environ.get(key):
-            headers[key.replace('_', '-').title()] = environ[key]
-    return headers
+def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
+    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut."""
+    names = {key: key[5:].replace('_', '-').title()
+             for key in environ if key.startswith('HTTP_')}
+    names.update((key, key.replace('_', '-').title())
+                 for key in ('CONTENT_TYPE', 'CONTENT_LENGTH') if environ.get(key))
+    headers: dict[str, str] = {}
+    room = JOURNAL_HEADER_CHARS
+    for key, name in names.items():
+        value = environ[key]
+        room -= len(name) + len(value)
+        if room < 0:
+            return headers, True
+        headers[name] = value
+    return headers, False
 
 
-def decode_journal_body(body: bytes | None) -> Any:
+def decode_journal_body(body: bytes | None, cut: bool = False) -> Any:
     """The body as JSON when it parses, else as text; None when there was none."""
     if not body:
         return None
     text = body.decode('utf-8', 'replace')
+    if cut:
+        return text
     try:
-        return json.loads(text)
+        return loads_strict(text)
     except ValueError:
         return text
 
 
 def drop_connection(environ: dict) -> list[bytes]:
     """Close the client's connection with no response (``fail_next("drop")``)."""
-    channel = getattr(environ.get('waitress.client_disconnected'), '__self__', None)
-    if channel is None:
-        raise ConnectionAbortedError('fail_next("drop") closes a real connection: use serve()')
-    channel.socket.shutdown(socket.SHUT_RDWR)
+    Waitress.connection(environ).shutdown(socket.SHUT_RDWR)
     return []
 
 
 ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
-               413: 'payload_too_large', 500: 'internal_error'}
+               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error'}
+
+
+def error_code_name(status: int) -> str:
+    """The Error ``code`` of a status no handler named: ``bad_request``, ``not_implemented``..."""
+    if status in ERROR_CODES:
+        return ERROR_CODES[status]
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        return f'http_{status}'
+    return phrase.lower().replace(' ', '_').replace('-', '_')
 
 
 def render_bottle_error(error: bottle.HTTPError) -> str:
@@ -1295,17 +1429,150 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
     request = bottle.request
     status = error.status_code
     if status == 404:
-        message = f'nothing is at {request.path}'
+        message = f'nothing is at {printable(request.environ["bottle.raw_path"])}'
     elif status == 405:
-        message = f'{request.method} is not allowed on {request.path}; use {error.get_header("Allow")}'
+        message = (f'{request.method} is not allowed on {printable(request.environ["bottle.raw_path"])}'
+                   f'; use {error.get_header("Allow")}')
     elif status == 500:
         message = 'the stub failed on this request; its log has the traceback'
         if error.exception is not None:
-            request.app.errors.append(error.exception)
+            request.app.errors.append(without_frames(error.exception))
     else:
         message = str(error.body)
     bottle.response.content_type = 'application/json'
-    return error_json(status, ERROR_CODES.get(status, f'http_{status}'), message)
+    return error_json(status, error_code_name(status), message)
+
+
+class Console:
+    """Lines for a person to read (the banner, the access log) that never cost a request.
+
+    ``print()`` writes at once, for the banner. ``log()`` hands a line to a
+    writer thread through a bounded queue, so a slow, stalled or closed reader
+    never delays, blocks or fails a request. A line that cannot be written is
+    dropped, and the first drop is reported once on stderr.
+    """
+
+    def __init__(self, stream: IO[str] | None, capacity: int = 1000) -> None:
+        self._stream = stream
+        # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
+        # no lock that the interpreter needs to flush sys.stdout on its way out.
+        try:
+            self._descriptor: int | None = os.dup(stream.fileno()) if stream else None
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            self._descriptor = None
+        self._queue: queue.Queue[str | None] = queue.Queue(capacity)
+        self._broken = False
+        self._warned = False
+        self._thread = threading.Thread(target=self._write_queued, name='petstore-stub:log',
+                                        daemon=True)
+        self._thread.start()
+
+    def print(self, line: str) -> None:
+        self._write(line + '\n')
+
+    def log(self, line: str) -> None:
+        try:
+            self._queue.put_nowait(line)
+        except queue.Full:
+            self._warn('nobody is reading the access log; its lines are dropped until they do')
+
+    def close(self, timeout: float = 1.0) -> None:
+        """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(None)
+        self._thread.join(timeout)
+        if self._descriptor is not None and not self._thread.is_alive():
+            os.close(self._descriptor)
+            self._descriptor = None
+
+    def _write_queued(self) -> None:
+        while (line := self._queue.get()) is not None:
+            self._write(line + '\n')
+
+    def _write(self, text: str) -> None:
+        if self._broken or self._stream is None:
+            return
+        try:
+            if self._descriptor is not None:
+                write_all(self._descriptor, text.encode('utf-8', 'replace'))
+            else:
+                self._stream.write(text)
+                self._stream.flush()
+        except (OSError, ValueError) as error:
+            self._broken = True
+            reason = getattr(error, 'strerror', None) or error
+            self._warn(f'the access log cannot be written ({reason}); its lines are dropped')
+
+    def _warn(self, message: str) -> None:
+        if not self._warned:
+            self._warned = True
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                print(f'petstore-stub: {message}', file=sys.stderr, flush=True)
+
+
+def access_line(environ: dict, status: int | None, seconds: float) -> str:
+    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
+    target = environ.get('REQUEST_URI')
+    if target is None:
+        query = environ.get('QUERY_STRING')
+        target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
+    shown = 'dropped' if status is None else status
+    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {environ.get("REMOTE_ADDR") or "-"} '
+            f'{printable(environ["REQUEST_METHOD"])} {printable(target)} {shown} '
+            f'{seconds * 1000:.1f}ms')
+
+
+def printable(text: str) -> str:
+    """``text`` with every character outside printable ASCII escaped: no forged line, no
+    terminal escape."""
+    if text.isascii() and text.isprintable():
+        return text
+    return ''.join(c if ' ' <= c <= '~' else f'\\x{ord(c):02x}' if ord(c) < 0x100
+                   else f'\\u{ord(c):04x}' for c in text)
+
+
+def without_frames(error: BaseException) -> tuple[BaseException, str]:
+    """An exception and its traceback as text, the exception cut loose from the frames.
+
+    A traceback holds every local of every frame it passes through (a request's
+    body among them); an exception kept for later must not keep them alive.
+    """
+    text = ''.join(traceback.format_exception(error))
+    link: BaseException | None = error
+    while link is not None:
+        link.__traceback__ = None
+        link = link.__cause__ or link.__context__
+    return error, text
+
+
+def route_as_sent(environ: dict) -> None:
+    """Route on the path as the client sent it, one segment at a time.
+
+    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is
+    ``/v1/pets/1``. A path whose segments decoding would change (an encoded
+    slash as in ``/v1/pets%2F1``, an empty or dot segment as in ``/v1//pets``,
+    or bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, and
+    matches no route: 404.
+    """
+    target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
+    if target is None:  # in-process, as WebTest calls it: the path is already decoded
+        sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
+    else:
+        sent = target.partition('?')[0]
+        if not sent.startswith('/'):  # the absolute form, http://host/path
+            sent = urllib.parse.urlsplit(sent).path or '/'
+    if sent == '/' or not ('%' in sent or '//' in sent or '/.' in sent or not sent):
+        return
+    if not all(is_plain_segment(segment) for segment in sent[1:].split('/')):
+        environ['PATH_INFO'] = sent
+
+
+def is_plain_segment(segment: str) -> bool:
+    try:
+        decoded = urllib.parse.unquote_to_bytes(segment).decode('utf-8')
+    except UnicodeDecodeError:
+        return False
+    return decoded not in ('', '.', '..') and '/' not in decoded
 
 
 # -- The OpenAPI description --------------------------------------------------
@@ -1456,9 +1723,161 @@ class ServerError(Exception):
     """An exception raised inside the server thread, re-raised in the caller's."""
 
 
-#: With --trust-proxy, waitress takes the client's scheme and host from these.
-TRUSTED_PROXY_HEADERS = {'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port',
-                         'x-forwarded-for'}
+class Waitress:
+    """The server, waitress 3, and everything the stub asks of it beyond its public API.
+
+    Only this class touches waitress's internals, each for a behaviour its API lacks:
+
+    - Protocol errors: waitress answers a request it cannot parse (a bad request
+      line, a bad Content-Length, a 300 KB header...) with a text/plain page of
+      its own, from its channel's ``error_task_class``. Here that task sends the
+      spec's Error body.
+    - Stopping: waitress has no call that closes its open connections from
+      another thread, so ``stop()`` walks its socket map (``_map``) through its
+      ``trigger``, from inside the event loop.
+    - Faults: WSGI gives an app no hold on its connection. waitress's
+      ``waitress.client_disconnected`` is a method of the channel, which owns
+      the socket; ``connection()`` reaches the socket through it.
+    """
+
+    def __init__(self, app: Any, host: str, port: int, threads: int) -> None:
+        # waitress warns on every queued request; under load that is a log line per request.
+        logging.getLogger('waitress.queue').setLevel(logging.ERROR)
+        self._server = waitress.create_server(
+            app, host=host, port=port, threads=threads, ident='petstore-stub',
+            max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
+            channel_timeout=IDLE_TIMEOUT, asyncore_use_poll=True,
+            clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
+        self._server.channel_class = JSONErrorChannel
+        self.port = int(self._server.effective_port)
+
+    def run(self) -> None:
+        self._server.run()
+
+    def stop(self, running: bool) -> None:
+        """Close the socket and every connection at once; ``running``: the loop runs in a thread."""
+        server = self._server
+        if running:
+            # The event loop sleeps in poll(); the trigger wakes it to close the connections
+            # itself. The trigger's own pipe is closed only once the loop has ended: the loop
+            # may run the thunk before pull_trigger returns.
+            server.trigger.pull_trigger(functools.partial(self._close_connections))
+        else:
+            self._close_connections()
+
+    def release(self) -> None:
+        """Once the loop has ended: close the trigger and stop the worker threads."""
+        self._server.trigger.close()
+        self._server.task_dispatcher.shutdown(timeout=5)
+
+    def _close_connections(self) -> None:
+        server = self._server
+        for dispatcher in list(server._map.values()):
+            try:
+                if dispatcher is server:
+                    # waitress's own close() would close the trigger too, while it may be in use.
+                    wasyncore.dispatcher.close(server)
+                elif dispatcher is not server.trigger:
+                    dispatcher.close()
+            except OSError:
+                pass  # already closed by its client
+        server.trigger.del_channel()
+
+    @staticmethod
+    def connection(environ: dict) -> socket.socket:
+        """The socket of the connection that carries this request; a real one only."""
+        channel = getattr(environ.get('waitress.client_disconnected'), '__self__', None)
+        if channel is None:
+            raise ConnectionAbortedError('a fault that closes the connection needs a real '
+                                         'connection: use serve(), not an in-process app')
+        return channel.socket
+
+
+class JSONErrorTask(waitress.task.ErrorTask):
+    """waitress's answer to a request it cannot parse, as the spec's Error body."""
+
+    def execute(self) -> None:
+        error = self.request.error  # a waitress.utilities.Error: code, reason, body
+        if error.code == 500:
+            message = 'the stub failed on this request; its log has the traceback'
+        else:
+            message = f'the request is not valid HTTP: {error.body}'
+        body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
+        self.status = f'{error.code} {error.reason}'
+        self.response_headers.append(('Content-Type', 'application/json'))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class JSONErrorChannel(waitress.channel.HTTPChannel):
+    error_task_class = JSONErrorTask
+
+
+class ForwardedHeaders:
+    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the
+    proxy in front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``.
+
+    A proxy appends its value to any that a client sent, so the last value of
+    each is the proxy's own. A value that is not one is a 400.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict, start_response: Any) -> Any:
+        try:
+            apply_forwarded(environ)
+        except ApiError as error:
+            return send_error(error, start_response)
+        return self.app(environ, start_response)
+
+
+def apply_forwarded(environ: dict) -> None:
+    scheme, host, port, client = (forwarded(environ, name) for name in ('PROTO', 'HOST', 'PORT',
+                                                                        'FOR'))
+    if scheme is not None:
+        if scheme.lower() not in ('http', 'https'):
+            raise bad_forwarded('Proto', scheme, 'http or https')
+        environ['wsgi.url_scheme'] = scheme.lower()
+    if host is not None or port is not None:
+        match = HOST_PATTERN.fullmatch(host if host is not None else environ.get('HTTP_HOST', ''))
+        if match is None:
+            raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
+        number = parse_whole_number(port if port is not None else match['port'] or '443')
+        if number is None or not 0 < number <= 65535:
+            raise bad_forwarded('Port', port or '', 'a port number')
+        default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
+        has_port = port is not None or match['port'] is not None
+        environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
+                                                else '')
+    if client is not None:
+        try:
+            environ['REMOTE_ADDR'] = str(ipaddress.ip_address(client.strip('[]')))
+        except ValueError:
+            raise bad_forwarded('For', client, 'an IP address') from None
+
+
+def forwarded(environ: dict, name: str) -> str | None:
+    """The last value of ``X-Forwarded-<name>``: the one the proxy in front appended."""
+    value = environ.get(f'HTTP_X_FORWARDED_{name}')
+    return None if value is None else value.rpartition(',')[2].strip()
+
+
+def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
+    return ApiError(400, 'invalid_header',
+                    f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
+
+
+#: A Host header: a name or an IPv6 address in brackets, then perhaps a port.
+HOST_PATTERN = re.compile(
+    r'(?P<name>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::(?P<port>[0-9]{1,5}))?')
+
+
+def send_error(error: ApiError, start_response: Any) -> list[bytes]:
+    """Answer with an ApiError from outside bottle (a middleware)."""
+    start_response(error.status_line, error.headerlist)
+    return [error.body.encode('utf-8')]
 
 
 class StubServer:
@@ -1476,7 +1895,7 @@ class StubServer:
         self.port = port
         self.threads = threads
         self.trust_proxy = trust_proxy
-        self._server: Any = None
+        self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
         self.errors: list[BaseException] = []
 
@@ -1525,13 +1944,13 @@ class StubServer:
 
     def check(self) -> None:
         """Raise ServerError if anything failed inside the server since the last check."""
-        errors = self.errors + self.app.errors
+        errors = [*map(without_frames, self.errors), *self.app.errors]
         self.errors.clear()
         self.app.errors.clear()
         if errors:
-            raise ServerError(f'the stub server failed: {errors[0]!r}'
-                              + (f' (and {len(errors) - 1} more)' if len(errors) > 1 else '')
-                              ) from errors[0]
+            (first, text), more = errors[0], len(errors) - 1
+            raise ServerError(f'the stub server failed: {first!r}'
+                              + (f' (and {more} more)' if more else '') + f'\n{text}') from first
 
     # Running.
 
@@ -1539,14 +1958,9 @@ class StubServer:
         """Open the listening socket (and learn the port) without serving yet."""
         if self._server is not None:
             raise RuntimeError('this server is already started')
-        # waitress warns on every queued request; under load that is a log line per request.
-        logging.getLogger('waitress.queue').setLevel(logging.ERROR)
-        proxy = {'trusted_proxy': '*', 'trusted_proxy_headers': TRUSTED_PROXY_HEADERS,
-                 } if self.trust_proxy else {}
-        self._server = waitress.create_server(
-            self.app, host=self.host, port=self.port, threads=self.threads,
-            ident='petstore-stub', max_request_body_size=SERVER_MAX_BODY_BYTES, **proxy)
-        self.port = int(self._server.effective_port)
+        app = ForwardedHeaders(self.app) if self.trust_proxy else self.app
+        self._server = Waitress(app, self.host, self.port, self.threads)
+        self.port = self._server.port
 
     def start(self) -> StubServer:
         """Serve in a daemon thread; a second start raises RuntimeError."""
@@ -1568,36 +1982,17 @@ class StubServer:
         server = self._server
         if server is None:
             return
-        if self._thread is not None and self._thread.is_alive():
-            # The event loop sleeps in poll(); the trigger wakes it to close the
-            # connections itself. The trigger's own pipe is closed only once the
-            # loop has ended: the loop may run the thunk before pull_trigger returns.
-            server.trigger.pull_trigger(functools.partial(close_connections, server))
+        running = self._thread is not None and self._thread.is_alive()
+        server.stop(running)
+        if running:
             self._thread.join(timeout=5)
-        else:
-            close_connections(server)
-        server.trigger.close()
-        server.task_dispatcher.shutdown(timeout=5)
+        server.release()
 
     def __enter__(self) -> StubServer:
         return self.start() if self._server is None else self
 
     def __exit__(self, *exc_info: Any) -> None:
         self.stop()
-
-
-def close_connections(server: Any) -> None:
-    """Close waitress's sockets and take its trigger out of the loop, which then ends."""
-    for dispatcher in list(server._map.values()):
-        try:
-            if dispatcher is server:
-                # waitress's own close() would close the trigger too, while it may be in use.
-                wasyncore.dispatcher.close(server)
-            elif dispatcher is not server.trigger:
-                dispatcher.close()
-        except OSError:
-            pass  # already closed by its client
-    server.trigger.del_channel()
 
 
 @contextmanager
@@ -1641,9 +2036,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='petstore-stub', description='A local stub server for the Pet Store API.',
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--host', default='127.0.0.1',
+    parser.add_argument('--host', default='127.0.0.1', type=host_name,
                         help='address to listen on (default: %(default)s)')
-    parser.add_argument('--port', type=int, default=None,
+    parser.add_argument('--port', type=port_number, default=None,
                         help=f'port, 0 for any free one (default: $PORT or {DEFAULT_PORT})')
     parser.add_argument('--api-key', action='append', default=[], metavar='KEY', dest='api_keys',
                         help='accept this bearer key; repeatable (also $PETSTORE_API_KEYS, '
@@ -1651,14 +2046,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--db', default=DEFAULT_DB, metavar='PATH',
                         help=f'TinyDB file, or {MEMORY_DB} to keep nothing (default: %(default)s)')
     parser.add_argument('--fixtures', nargs='?', const='', default=None, metavar='FILE',
-                        help='load the demo animals (or those in FILE) into an empty store')
+                        help='load the demo animals (or those in FILE) into an empty store; '
+                             'a store that holds pets is left as it is')
     parser.add_argument('--staging', action='store_true',
                         help=f'serve under {STAGING_BASE_PATH} instead of {BASE_PATH}')
     parser.add_argument('--cors', action='store_true',
                         help='let browser pages on any origin call the stub')
     parser.add_argument('--trust-proxy', action='store_true',
-                        help='take the client\'s scheme and host from X-Forwarded-* headers '
-                             '(only behind a proxy you run, such as a hosting platform\'s)')
+                        help='take the client\'s scheme, host, port and address from the '
+                             'X-Forwarded-Proto, -Host, -Port and -For headers (only behind a '
+                             'proxy you run, such as a hosting platform\'s)')
     parser.add_argument('--admin', action='store_true',
                         help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, faults) '
                              'for test suites')
@@ -1693,21 +2090,43 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
     return [secrets.token_urlsafe(24)], True
 
 
+def port_number(text: str) -> int:
+    """A port from the command line or $PORT: 0 (any free one) to 65535."""
+    port = parse_whole_number(text.strip())
+    if port is None or port > 65535:
+        raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
+    return port
+
+
+def host_name(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError('give an address, such as 127.0.0.1 or 0.0.0.0')
+    return text.strip()
+
+
 def choose_port(given: int | None) -> int:
     if given is not None:
         return given
     from_environment = os.environ.get('PORT', '').strip()
     if not from_environment:
         return DEFAULT_PORT
-    if not from_environment.isdigit():
-        raise ValueError(f'PORT must be a port number; got {from_environment!r}')
-    return int(from_environment)
+    try:
+        return port_number(from_environment)
+    except argparse.ArgumentTypeError as error:
+        raise ValueError(f'PORT: {error}') from None
 
 
-def load_fixtures_once(store: PetStore, path: str) -> int:
-    """Load fixtures into an empty store only, so a restart never duplicates them."""
-    new_pets = read_fixtures(path)
-    return 0 if len(store) else len(store.add_many(new_pets))
+def check_host(host: str) -> None:
+    """Raise ValueError, in words, if ``host`` is no address this machine could listen on."""
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as error:
+        reason = getattr(error, 'strerror', None) or 'not a host name'
+        raise ValueError(f'--host {host!r}: {reason}') from None
+
+
+def pets_phrase(count: int) -> str:
+    return f'{count} pet' if count == 1 else f'{count} pets'
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1717,6 +2136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         api_keys, generated = choose_api_keys(args.api_keys, args.host)
         port = choose_port(args.port)
+        check_host(args.host)
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -1724,16 +2144,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DatabaseError as error:
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
+    console = Console(sys.stdout)
     try:
-        return serve_store(store, api_keys, generated, port, args)
+        status = serve_store(store, api_keys, generated, port, args, console)
     finally:
-        store.close()
+        try:
+            store.close()
+        except DatabaseError as error:
+            print(f'petstore-stub: {error}', file=sys.stderr)
+            status = 1
+        console.close()
+    return status
 
 
 def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int,
-                args: argparse.Namespace) -> int:
+                args: argparse.Namespace, console: Console) -> int:
     try:
-        loaded = load_fixtures_once(store, args.fixtures) if args.fixtures is not None else 0
+        fixtures = load_cli_fixtures(store, args.fixtures)
     except (DatabaseError, ApiError) as error:
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
@@ -1741,27 +2168,56 @@ def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int
     app = create_app(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                      admin=args.admin, cors=args.cors,
                      journal_size=JOURNAL_SIZE if args.admin else 0,
-                     access_log=None if args.quiet else sys.stdout)
+                     access_log=None if args.quiet else console)
+    raise_open_files_limit(CONNECTION_LIMIT + 64)
     server = StubServer(app, args.host, port, trust_proxy=args.trust_proxy)
     try:
         server.bind()
-    except OSError as error:
-        print(f'petstore-stub: cannot listen on {args.host}:{port}: {error.strerror}',
-              file=sys.stderr)
+    except (OSError, ValueError) as error:
+        reason = getattr(error, 'strerror', None) or error
+        print(f'petstore-stub: cannot listen on {args.host}:{port}: {reason}', file=sys.stderr)
         return 1
-    print_banner(server, store, api_keys[0], generated, loaded, args)
-    return run_until_stopped(server)
-
-
-def print_banner(server: StubServer, store: PetStore, api_key: str, generated: bool,
-                 loaded: int, args: argparse.Namespace) -> None:
+    print_banner(console, server, store, api_keys[0], generated, fixtures)
+    status = run_until_stopped(server)
     where = 'memory' if store.path is None else str(store.path)
-    fixtures = f', {loaded} loaded from fixtures' if loaded else ''
-    print(f'petstore-stub {__version__}: {len(store)} pets in {where}{fixtures}', flush=True)
+    console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
+    return status
+
+
+def load_cli_fixtures(store: PetStore, path: str | None) -> str:
+    """Load ``--fixtures`` into an empty store; return what the banner says of them."""
+    if path is None:
+        return ''
+    try:
+        loaded = load_fixtures(store, path)
+    except ApiError as error:
+        if error.code != 'store_not_empty':
+            raise
+        return '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
+    return f', {len(loaded)} loaded from fixtures'
+
+
+def print_banner(console: Console, server: StubServer, store: PetStore, api_key: str,
+                 generated: bool, fixtures: str) -> None:
+    where = 'memory' if store.path is None else str(store.path)
+    console.print(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
     if generated:
-        print(f'generated API key (not published anywhere): {api_key}', flush=True)
+        console.print(f'generated API key (not published anywhere): {api_key}')
     url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
-    print(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets", flush=True)
+    console.print(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
+
+
+def raise_open_files_limit(wanted: int) -> None:
+    """Let this process hold ``wanted`` open files, if its hard limit allows: one per connection."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 def run_until_stopped(server: StubServer) -> int:
@@ -1823,7 +2279,11 @@ if 'pytest' in sys.modules:
     def petstore_app(petstore_api_key: str, petstore_staging: bool,
                      petstore_fixtures: Any) -> Any:
         """A webtest.TestApp over a fresh in-process app, the Authorization header preset."""
-        import webtest
+        try:
+            import webtest
+        except ModuleNotFoundError:
+            pytest.fail('the petstore_app fixture needs WebTest: pip install webtest',
+                        pytrace=False)
 
         app = create_app(api_keys=[petstore_api_key], admin=True,
                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)

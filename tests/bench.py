@@ -3,6 +3,7 @@
     python tests/bench.py            # about a minute and a half
     python tests/bench.py --quick    # a few seconds; a smoke test, not a measurement
     python tests/bench.py --servers  # both apps under waitress (16 and 4 threads), cheroot, wsgiref
+    python tests/bench.py --crowd    # a new client's wait beside idle and slow connections
 
 Each figure is the median of interleaved rounds (stub, bare; bare, stub; ...),
 so that the machine's drift hits both alike. The ratio to the bare app is the
@@ -382,6 +383,42 @@ def servers(settings: argparse.Namespace, folder: Path) -> None:
                 process.stop()
 
 
+def crowd(folder: Path) -> None:
+    """How long a new client waits while idle and slowloris connections hold the server."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(8192, hard)), hard))
+    request = f'GET /v1/pets HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n'.encode()
+    print('idle  slow  new client: p50 ms  max ms  answered')
+    for idle, slow in ((0, 0), (500, 100), (900, 95), (1000, 100)):
+        stub = start('stub', folder / 'crowd.json')
+        crowd_sockets = []
+        try:
+            for _ in range(idle):
+                crowd_sockets.append(socket.create_connection(('127.0.0.1', stub.port)))
+            for _ in range(slow):
+                connection = socket.create_connection(('127.0.0.1', stub.port))
+                connection.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Slow: a\r\n')
+                crowd_sockets.append(connection)
+            waits, answered = [], 0
+            for _ in range(20):
+                started = time.perf_counter()
+                try:
+                    with socket.create_connection(('127.0.0.1', stub.port), timeout=2) as conn:
+                        conn.sendall(request)
+                        if conn.recv(64)[8:13] == b' 200 ':
+                            answered += 1
+                except OSError:
+                    pass
+                waits.append((time.perf_counter() - started) * 1000)
+            print(f'{idle:4} {slow:5}  {statistics.median(waits):18.2f} {max(waits):7.1f}'
+                  f'  {answered:4}/20')
+        finally:
+            for connection in crowd_sockets:
+                connection.close()
+            stub.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ['_serve']:
@@ -390,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='a smoke test, in a few seconds')
     parser.add_argument('--servers', action='store_true', help='compare WSGI servers instead')
+    parser.add_argument('--crowd', action='store_true',
+                        help="a new client's wait beside idle and slow connections")
     settings = parser.parse_args(argv)
     settings.seconds = 0.2 if settings.quick else 0.5
     settings.rounds = 1 if settings.quick else 7
@@ -399,6 +438,10 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         if settings.servers:
             servers(settings, folder)
+            return 0
+        if settings.crowd:
+            write_db(folder / 'crowd.json', 1_000)
+            crowd(folder)
             return 0
         write_db(folder / 'stub.json', 1_000)
         stub, bare = start('stub', folder / 'stub.json'), start('bare', folder / 'bare.json')

@@ -1,5 +1,10 @@
+import http.client
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 import webtest
@@ -43,3 +48,62 @@ def fetched(store: stub.PetStore, pet_id: int) -> dict | None:
     """The pet that getPet would send, or None."""
     text = store.get_json(pet_id)
     return None if text is None else json.loads(text)
+
+
+# -- the stub on real sockets --------------------------------------------------------
+
+MODULE = Path(stub.__file__)
+JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
+
+
+def connect(url: str) -> http.client.HTTPConnection:
+    parts = urlsplit(url)
+    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+
+
+def call_once(url: str, method: str, path: str, body=None) -> tuple[int, object]:
+    connection = connect(url)
+    try:
+        return call(connection, method, path, body)
+    finally:
+        connection.close()
+
+
+def call(connection, method: str, path: str, body=None) -> tuple[int, object]:
+    payload = None if body is None else json.dumps(body)
+    connection.request(method, path, payload, JSON_HEADERS)
+    response = connection.getresponse()
+    return response.status, json.loads(response.read())
+
+
+class StubProcess:
+    """``python petstore_stub.py ...`` in a child process, port read from its banner."""
+
+    def __init__(self, *args: str, cwd: Path | None = None) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(MODULE), '--port', '0', *args], cwd=cwd,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.banner = []
+        for line in self.process.stdout:
+            self.banner.append(line)
+            if line.startswith('serving '):
+                self.url = line.split()[1]
+                return
+        raise AssertionError(f'no banner: {self.banner} {self.process.stderr.read()}')
+
+    def stop(self, signum: int, stdout_closed: bool = False) -> int:
+        """Send ``signum`` and wait for the exit; keep what it printed on stderr."""
+        self.process.send_signal(signum)
+        code = self.process.wait(timeout=10)
+        if not stdout_closed:
+            self.process.stdout.close()
+        self.process_stderr = self.process.stderr.read()
+        self.process.stderr.close()
+        return code
+
+    def kill(self) -> None:
+        """kill -9: no clean stop, no fold."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+        self.process.stdout.close()
+        self.process.stderr.close()

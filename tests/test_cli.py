@@ -2,6 +2,8 @@
 
 import gc
 import json
+import os
+import subprocess
 
 import pytest
 import webtest
@@ -68,7 +70,7 @@ def test_a_bad_port_environment_variable_is_a_usage_error(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exited:
         main([])
     assert exited.value.code == 2
-    assert 'PORT must be a port number' in capsys.readouterr().err
+    assert 'PORT: a port is a number from 0 to 65535' in capsys.readouterr().err
 
 
 def test_the_access_log_shows_each_request(capsys):
@@ -93,7 +95,9 @@ def test_fixtures_load_the_demo_animals_once(capsys, tmp_path):
     assert main(['--port', '0', '--fixtures']) == 0
     assert '13 pets in petstore.json, 13 loaded from fixtures' in capsys.readouterr().out
     assert main(['--port', '0', '--fixtures']) == 0
-    assert '13 pets in petstore.json\n' in capsys.readouterr().out
+    first_line = capsys.readouterr().out.splitlines()[0]
+    assert first_line.endswith('13 pets in petstore.json; --fixtures skipped: the store is not '
+                               'empty (--db :memory: starts afresh)')
     pets = json.loads((tmp_path / 'petstore.json').read_text())['pets']
     assert len(pets) == 13
 
@@ -110,7 +114,7 @@ def test_fixtures_from_a_file(capsys, tmp_path):
     path = tmp_path / 'mine.json'
     path.write_text(json.dumps([{'name': 'Solo', 'categoryId': 9}]))
     assert main(['--port', '0', '--db', ':memory:', '--fixtures', str(path)]) == 0
-    assert '1 pets in memory, 1 loaded from fixtures' in capsys.readouterr().out
+    assert '1 pet in memory, 1 loaded from fixtures' in capsys.readouterr().out
 
 
 @pytest.mark.parametrize('content, problem', [
@@ -192,3 +196,96 @@ def test_help_lists_every_flag_with_examples(capsys):
     for flag in ('--host', '--port', '--api-key', '--db', '--fixtures', '--staging', '--quiet'):
         assert flag in out
     assert 'examples:' in out and 'petstore-stub --fixtures' in out
+
+
+# -- refused in one line -------------------------------------------------------------
+
+@pytest.mark.parametrize('argv, environment, problem', [
+    pytest.param(['--port', '70000'], {}, "a port is a number from 0 to 65535; got '70000'",
+                 id='--port 70000'),
+    pytest.param(['--port', '65536'], {}, "got '65536'", id='--port 65536'),
+    pytest.param(['--port', '-1'], {}, "got '-1'", id='--port -1'),
+    pytest.param(['--port', 'http'], {}, "got 'http'", id='--port http'),
+    pytest.param([], {'PORT': '70000'}, "PORT: a port is a number from 0 to 65535",
+                 id='PORT=70000'),
+    pytest.param(['--host', ''], {}, 'give an address', id="--host ''"),
+    pytest.param(['--host', '999.1.1.1'], {}, "--host '999.1.1.1'", id='--host 999.1.1.1'),
+    pytest.param(['--host', 'no-such-host.invalid'], {}, "--host 'no-such-host.invalid'",
+                 id='--host no-such-host.invalid'),
+])
+def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatch, argv,
+                                                              environment, problem):
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert problem in err
+    assert 'Traceback' not in err
+    assert SERVED == []
+
+
+@pytest.mark.parametrize('port', ['0', '65535', '08080'])
+def test_a_port_in_range_is_taken_as_its_number(monkeypatch, port):
+    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)
+    assert main(['--port', port]) == 0
+    assert SERVED[0].port == int(port)
+
+
+def test_a_database_in_a_missing_folder_is_refused_in_one_line(capsys, tmp_path):
+    assert main(['--db', str(tmp_path / 'no' / 'such' / 'pets.json')]) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1
+    assert 'cannot use this database (No such file or directory)' in err
+    assert '--db :memory:' in err
+
+
+def test_the_default_database_in_a_folder_that_cannot_be_written_is_refused_in_one_line(
+        capsys, read_only_folder, monkeypatch):
+    monkeypatch.chdir(read_only_folder)
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1
+    assert err.startswith('petstore-stub: petstore.json: cannot use this database (')
+    assert '--db :memory:' in err
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder this process cannot write to: by its mode, or (as root) a read-only mount."""
+    folder = tmp_path / 'read-only'
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        yield folder
+        return
+    mounted = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'ro,size=64k', 'tmpfs', str(folder)],
+                             capture_output=True)
+    if mounted.returncode:
+        pytest.skip('root may write to any folder, and this machine lets no read-only mount in')
+    yield folder
+    subprocess.run(['umount', '-l', str(folder)], check=True)
+
+
+def test_a_store_with_pets_is_left_as_it_is_by_fixtures_and_the_banner_says_so(capsys):
+    assert main(['--port', '0', '--fixtures']) == 0
+    capsys.readouterr()
+    assert main(['--port', '0', '--fixtures', '--quiet']) == 0
+    first_line = capsys.readouterr().out.splitlines()[0]
+    assert '13 pets' in first_line and '--fixtures skipped: the store is not empty' in first_line
+
+
+@pytest.mark.parametrize('count, words', [(0, '0 pets'), (1, '1 pet in'), (2, '2 pets')])
+def test_the_banner_counts_pets_in_words(capsys, tmp_path, count, words):
+    path = tmp_path / 'pets.json'
+    path.write_text(json.dumps({'pets': {str(n): {'name': 'Rex', 'categoryId': 1}
+                                         for n in range(1, count + 1)}}))
+    assert main(['--port', '0', '--db', str(path)]) == 0
+    assert words in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_line_at_shutdown_says_what_was_kept(capsys):
+    assert main(['--port', '0', '--fixtures']) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == \
+        'petstore-stub stopped: 13 pets in petstore.json'

@@ -137,7 +137,18 @@ def test_load_fixtures_adds_the_demo_animals_or_a_file(tmp_path):
     path.write_text(json.dumps([REX]))
     with stub.serve() as server:
         assert len(server.load_fixtures()) == 13
-        assert server.load_fixtures(path) == [{'id': 14, **REX}]
+        server.reset()
+        assert server.load_fixtures(path) == [{'id': 1, **REX}]
+
+
+def test_fixtures_go_into_an_empty_store_only_so_a_second_load_duplicates_nothing():
+    with stub.serve() as server:
+        server.load_fixtures()
+        with pytest.raises(stub.ApiError) as caught:
+            server.load_fixtures()
+        assert (caught.value.status_code, caught.value.code) == (409, 'store_not_empty')
+        assert 'reset it first' in caught.value.message
+        assert len(server.app.store) == 13
 
 
 # -- the journal -----------------------------------------------------------------
@@ -318,12 +329,19 @@ def test_admin_fixtures_and_reset(admin_client):
 
 
 def test_admin_requests_lists_the_journal_without_admin_calls(admin_client):
-    admin_client.post_json('/v1/pets', REX)
     admin_client.post('/__admin/fixtures')
+    admin_client.post_json('/v1/pets', REX)
     admin_client.get('/v1/pets/1')
     journal = admin_client.get('/__admin/requests').json
     assert [(r['method'], r['path'], r['status']) for r in journal] == [
         ('POST', '/v1/pets', 201), ('GET', '/v1/pets/1', 200)]
+
+
+def test_admin_fixtures_on_a_store_with_pets_is_a_409_that_changes_nothing(admin_client):
+    admin_client.post_json('/v1/pets', REX)
+    response = admin_client.post('/__admin/fixtures', status=409)
+    assert response.json['code'] == 'store_not_empty'
+    assert admin_client.get('/v1/pets').json == [{'id': 1, **REX}]
 
 
 def test_admin_faults_queue_a_fault(admin_client):

@@ -1,6 +1,7 @@
 """The HTTP API in-process through WebTest: routes, auth, validation and the Error body."""
 
 import json
+import re
 
 import pytest
 import webtest
@@ -299,14 +300,16 @@ def test_location_includes_the_mount_point(client):
 def test_access_log_has_one_line_per_request(tmp_path):
     import io
     log = io.StringIO()
-    client = make_client(stub.create_app(access_log=log))
+    console = stub.Console(log)
+    client = make_client(stub.create_app(access_log=console))
     client.get('/v1/pets?limit=5')
     client.post_json('/v1/pets', REX)
     client.get('/v1/nothing', status=404)
+    console.close()
     lines = log.getvalue().splitlines()
-    assert [line.rsplit(' ', 1)[0] for line in lines] == [
+    assert [line.split(' ', 3)[3].rsplit(' ', 1)[0] for line in lines] == [
         'GET /v1/pets?limit=5 200', 'POST /v1/pets 201', 'GET /v1/nothing 404']
-    assert all(line.endswith('ms') for line in lines)
+    assert all(re.fullmatch(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ .* \d+\.\dms', line) for line in lines)
 
 
 def test_two_apps_do_not_share_a_store():

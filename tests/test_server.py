@@ -18,54 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import petstore_stub as stub
-from conftest import AUTH, fetched
-
-MODULE = Path(stub.__file__)
-JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
-
-
-def connect(url: str) -> http.client.HTTPConnection:
-    parts = urlsplit(url)
-    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
-
-
-def call_once(url: str, method: str, path: str, body=None) -> tuple[int, object]:
-    connection = connect(url)
-    try:
-        return call(connection, method, path, body)
-    finally:
-        connection.close()
-
-
-def call(connection, method: str, path: str, body=None) -> tuple[int, object]:
-    payload = None if body is None else json.dumps(body)
-    connection.request(method, path, payload, JSON_HEADERS)
-    response = connection.getresponse()
-    return response.status, json.loads(response.read())
-
-
-class StubProcess:
-    """``python petstore_stub.py ...`` in a child process, port read from its banner."""
-
-    def __init__(self, *args: str, cwd: Path | None = None) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(MODULE), '--port', '0', *args], cwd=cwd,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.banner = []
-        for line in self.process.stdout:
-            self.banner.append(line)
-            if line.startswith('serving '):
-                self.url = line.split()[1]
-                return
-        raise AssertionError(f'no banner: {self.banner} {self.process.stderr.read()}')
-
-    def stop(self, signum: int) -> int:
-        self.process.send_signal(signum)
-        code = self.process.wait(timeout=10)
-        self.process.stdout.close()
-        self.process.stderr.close()
-        return code
-
+from conftest import MODULE, StubProcess, call, call_once, connect, fetched
 
 def test_keep_alive_serves_several_requests_on_one_connection():
     with stub.serve() as server:
@@ -155,7 +108,8 @@ def test_the_access_log_prints_a_line_per_request(tmp_path):
     call_once(server.url, 'GET', '/v1/pets?limit=3')
     line = server.process.stdout.readline()
     server.stop(signal.SIGTERM)
-    assert re.fullmatch(r'GET /v1/pets\?limit=3 200 \d+\.\dms\n', line)
+    assert re.fullmatch(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d 127\.0\.0\.1 GET /v1/pets\?limit=3 200 \d+\.\dms\n',
+                        line)
 
 
 def test_a_corrupt_file_stops_the_stub_before_it_listens(tmp_path):

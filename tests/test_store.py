@@ -451,7 +451,7 @@ def test_a_pet_id_past_int64_in_the_file_is_refused(tmp_path):
 
 
 def test_an_emptied_database_with_a_log_is_refused_not_started_with_less(tmp_path):
-    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    path = tmp_path / 'pets.json'
     with PetStore(path) as store:
         store.add_many([REX, REX, REX])
         store.add(MYSTERY)
