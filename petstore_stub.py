@@ -20,7 +20,8 @@ Every error is the spec's Error body ``{"code", "message", "status"}``. ``GET /`
 Flags (``python petstore_stub.py --help``): ``--host``, ``--port`` (or
 ``PORT``), ``--api-key`` (or ``PETSTORE_API_KEYS``), ``--db PATH|:memory:``,
 ``--fixtures [FILE]`` (the demo animals are in ``data/pets.json``),
-``--staging``, ``--cors``, ``--trust-proxy``, ``--admin``, ``--quiet``.
+``--staging``, ``--cors``, ``--trust-proxy``, ``--admin``, ``--quiet``,
+``--version``.
 
 In tests (the package registers the pytest fixtures ``petstore_server`` and
 ``petstore_app``)::
@@ -32,18 +33,23 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
         server.requests                     # the journal: what the client sent
         server.reset()
 
-The file reads in the order a request flows:
+The file reads in two parts, each section under a banner; a first read may
+stop at the end of part 1. Where each begins:
 
-1. constants
-2. ``ApiError``: the one exception, and the Error body it renders
-3. storage: TinyDB storages in memory and in a file with its log, and ``PetStore``
-4. validation: pure functions from raw input to clean values
-5. auth: the bearer key
-6. the app: ``create_app()``, the routes, the journal, faults and admin endpoints
-7. the OpenAPI description
-8. serving: ``StubServer`` (waitress in a thread) and ``serve()``
-9. the command line: ``main()``
-10. the pytest fixtures
+    line  103  Part 1: the Pet Store API, as a student meets it
+    line  106  Constants
+    line  136  ApiError: the one exception, and the Error body
+    line  202  Validation: pure functions from raw input to clean values
+    line  387  The bearer check
+    line  409  The app: the four operations
+    line  478  The store the operations use
+    line  561  Part 2: the machinery
+    line  568  Durable storage: the TinyDB file, its log, and group commit
+    line 1034  The fixture server: StubApp and its pieces
+    line 1668  The OpenAPI description
+    line 1689  The server: waitress, behind one adapter
+    line 2002  The command line
+    line 2218  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import copy
 import errno
 import functools
 import hmac
@@ -61,9 +68,9 @@ import itertools
 import json
 import logging
 import os
+import queue
 import re
 import secrets
-import queue
 import signal
 import socket
 import stat
@@ -74,23 +81,27 @@ import traceback
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import bottle
 import waitress
 import waitress.channel
 import waitress.task
-from waitress import wasyncore
 from tinydb.storages import Storage
+from waitress import wasyncore
 
 __all__ = [
-    'ApiError', 'DatabaseError', 'DurableTable', 'LockedJSONStorage', 'MemoryTable', 'PetStore',
-    'ServerError',
-    'StubApp', 'StubServer', 'create_app', 'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id',
-    'parse_status', 'read_fixtures', 'serve',
+    'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'LockedJSONStorage', 'MemoryTable',
+    'PetStore', 'ServerError', 'StubApp', 'StubServer', 'create_app', 'main', 'parse_limit',
+    'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures', 'serve',
 ]
 
 __version__ = '1.0.0'
+
+
+# =============================================================================
+# Part 1: the Pet Store API, as a student meets it
+# =============================================================================
 
 # -- Constants ----------------------------------------------------------------
 
@@ -102,6 +113,7 @@ PET_STATUSES = ('available', 'pending', 'sold')
 NEW_PET_FIELDS = ('name', 'categoryId', 'status')
 LIMIT_MIN, LIMIT_MAX, LIMIT_DEFAULT = 1, 100, 20
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+#: The spec sets no size limit; a NewPet is tiny.
 MAX_BODY_BYTES = 1024 * 1024
 
 #: Published in the README, so it is only ever served on loopback.
@@ -115,59 +127,13 @@ REALM = 'petstore'
 DEPRECATED_SINCE = 1767225600
 SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
-#: The operations, by the spec's operationId: what fail_next(route=...) names.
+#: The operations, by the spec's operationId.
 OPERATIONS = ('listPets', 'createPet', 'getPet', 'listOrders')
-ADMIN_PREFIX = '/__admin/'
-#: What a browser's cross-origin request may send and read (``--cors``).
-CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
-CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
-CORS_MAX_AGE = '600'
-JOURNAL_SIZE = 1000
-#: What the journal keeps of each request (see journal_entry()).
-JOURNAL_BODY_BYTES = 4096
-JOURNAL_HEADER_CHARS = 4096
-JOURNAL_TEXT_CHARS = 1024
-#: How many failures inside the app check() can report.
-ERRORS_KEPT = 100
+#: What a browser or a code generator may fetch without a key (with GET or HEAD).
 FAVICON = '/favicon.ico'
 
-DEFAULT_DB = 'petstore.json'
-MEMORY_DB = ':memory:'
-PETS_TABLE = 'pets'
-DEFAULT_PORT = 8080
-#: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
-O_DSYNC = getattr(os, 'O_DSYNC', 0)
-#: waitress's worker threads. Measured under 16 keep-alive clients, 4 (its default) served
-#: half as many requests as 8 or 16, and more threads waiting on one log write share it.
-SERVER_THREADS = 16
-#: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
-SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
-#: Open connections the server holds, idle or slow ones included, before new ones wait;
-#: and how long a connection may stay silent before it is closed (seconds).
-CONNECTION_LIMIT = 1000
-IDLE_TIMEOUT = 120
 
-
-def demo_fixtures_path() -> Path:
-    """The demo animals: ``data/`` beside this file, or where the wheel put it."""
-    here = Path(__file__).resolve().parent
-    for folder in (here / 'data', here / 'petstore_stub_data'):
-        if (folder / 'pets.json').is_file():
-            return folder / 'pets.json'
-    raise FileNotFoundError(f'the demo data pets.json is not beside {here}')
-
-
-# -- Errors -------------------------------------------------------------------
-
-def error_json(status: int, code: str, message: str) -> str:
-    """The spec's Error body."""
-    return to_json({'code': code, 'message': message, 'status': status})
-
-
-def to_json(value: Any) -> str:
-    # A trailing newline keeps curl's output off the shell prompt.
-    return json.dumps(value, ensure_ascii=False) + '\n'
-
+# -- ApiError: the one exception, and the Error body --------------------------
 
 class ApiError(bottle.HTTPResponse):
     """Raised anywhere to answer with the spec's Error body.
@@ -187,11 +153,419 @@ class ApiError(bottle.HTTPResponse):
         return f'{self.status_code} {self.code}: {self.message}'
 
 
+def error_json(status: int, code: str, message: str) -> str:
+    """The spec's Error body: every error the stub sends is made here."""
+    return to_json({'code': code, 'message': message, 'status': status})
+
+
+def to_json(value: Any) -> str:
+    # A trailing newline keeps curl's output off the shell prompt.
+    return json.dumps(value, ensure_ascii=False) + '\n'
+
+
+def render_bottle_error(error: bottle.HTTPError) -> str:
+    """Bottle's own errors (no route, a wrong method, a crash) as the Error body."""
+    request = bottle.request
+    status = error.status_code
+    path = printable(request.environ['bottle.raw_path'])
+    if status == 404:
+        message = f'nothing is at {path}'
+    elif status == 405:
+        message = f'{request.method} is not allowed on {path}; use {error.get_header("Allow")}'
+    elif status == 500:
+        message = 'the stub failed on this request; its log has the traceback'
+    else:
+        message = str(error.body)
+    bottle.response.content_type = 'application/json'
+    return error_json(status, error_code_name(status), message)
+
+
+ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
+               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error'}
+
+
+def error_code_name(status: int) -> str:
+    """The Error ``code`` of a status no handler named: ``bad_request``, ``bad_gateway``..."""
+    if status in ERROR_CODES:
+        return ERROR_CODES[status]
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        return f'http_{status}'
+    return phrase.lower().replace(' ', '_').replace('-', '_')
+
+
 class DatabaseError(Exception):
     """The database file cannot be used; the stub refuses to start."""
 
 
-# -- Storage ------------------------------------------------------------------
+# -- Validation: pure functions from raw input to clean values -----------------
+
+def bad_parameter(message: str) -> ApiError:
+    return ApiError(400, 'invalid_parameter', message)
+
+
+def bad_body(message: str) -> ApiError:
+    return ApiError(400, 'invalid_body', message)
+
+
+def parse_whole_number(raw: str, signed: bool = False) -> int | None:
+    """Decimal digits (after a ``-`` if ``signed``) -> their value; None for anything else.
+
+    One rule for every number a client writes: leading zeros change nothing,
+    and no ``+``, space or other digit is a number.
+    """
+    digits = raw[1:] if signed and raw.startswith('-') else raw
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    significant = digits.lstrip('0')
+    if len(significant) > 19:  # past int64; and int() of a long string is slow
+        return None
+    value = int(significant or '0')
+    return -value if digits is not raw else value
+
+
+def parse_limit(raw: str | None) -> int:
+    """``limit`` as sent (or None) -> 1..100, default 20."""
+    if raw is None:
+        return LIMIT_DEFAULT
+    limit = parse_whole_number(raw)
+    if limit is None or not LIMIT_MIN <= limit <= LIMIT_MAX:
+        raise bad_parameter(
+            f'limit must be a whole number from {LIMIT_MIN} to {LIMIT_MAX}; got {raw[:40]!r}')
+    return limit
+
+
+def parse_status(raw: str | None) -> str | None:
+    """``status`` as sent (or None) -> one of PET_STATUSES, or None."""
+    if raw is None or raw in PET_STATUSES:
+        return raw
+    raise bad_parameter(f'status must be one of {", ".join(PET_STATUSES)}; got {raw[:40]!r}')
+
+
+def parse_query(query_string: str) -> dict[str, list[str]]:
+    """The raw query string (percent-encoded, as WSGI gives it) -> each name's values.
+
+    Names and values are UTF-8 once percent-decoded, as in any URL; anything
+    else is a 400, never a guess.
+    """
+    query: dict[str, list[str]] = {}
+    # Latin-1 maps each percent-decoded byte to one character, so the bytes come back whole.
+    pairs = urllib.parse.parse_qsl(query_string, keep_blank_values=True, encoding='latin-1')
+    try:
+        for name, value in pairs:
+            query.setdefault(utf8(name), []).append(utf8(value))
+    except UnicodeDecodeError:
+        raise bad_parameter('the query string is not UTF-8 once percent-decoded') from None
+    return query
+
+
+def utf8(text: str) -> str:
+    """Bytes carried as Latin-1 text (as WSGI carries them) -> the UTF-8 text they hold."""
+    return text.encode('latin-1').decode('utf-8')
+
+
+def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
+    """The query of listPets -> ``{'limit': int, 'status': str | None}``.
+
+    Unknown and repeated parameters are refused: a client that sends
+    ``limt`` or ``offset`` should learn it here, not in production.
+    """
+    unknown = sorted(set(query) - {'limit', 'status'})
+    if unknown:
+        raise bad_parameter(f'unknown query parameter {unknown[0][:40]!r}; '
+                            'listPets takes limit and status only')
+    for name, values in query.items():
+        if len(values) > 1:
+            raise bad_parameter(f'{name} was given {len(values)} times; give it once')
+    single = {name: values[0] for name, values in query.items()}
+    return {'limit': parse_limit(single.get('limit')),
+            'status': parse_status(single.get('status'))}
+
+
+def parse_pet_id(raw: str) -> int:
+    """``petId`` from the path -> an int64 (zero and negatives are valid, never found)."""
+    pet_id = parse_whole_number(raw, signed=True)
+    if pet_id is None or not INT64_MIN <= pet_id <= INT64_MAX:
+        raise bad_parameter(f'petId must be an int64 integer; got {raw[:40]!r}')
+    return pet_id
+
+
+def check_content_type(content_type: str) -> None:
+    """Only ``application/json`` (UTF-8, the only charset JSON has) is accepted."""
+    media_type, *parameters = [part.strip().lower() for part in content_type.split(';')]
+    charsets = [p.partition('=')[2].strip('"') for p in parameters if p.startswith('charset=')]
+    if media_type != 'application/json' or any(c != 'utf-8' for c in charsets):
+        shown = content_type or 'none'
+        raise ApiError(415, 'unsupported_media_type',
+                       f'send the body as Content-Type: application/json; got {shown[:60]!r}')
+
+
+def read_body(request: bottle.BaseRequest) -> bytes:
+    """The request body, up to MAX_BODY_BYTES, or 413."""
+    too_large = ApiError(413, 'payload_too_large',
+                         f'the body is over {MAX_BODY_BYTES} bytes, the most a NewPet may take')
+    if request.content_length > MAX_BODY_BYTES:
+        raise too_large
+    # Bottle spools a large body to a temporary file, and leaves it open.
+    with request.body as body:
+        raw = body.read(MAX_BODY_BYTES + 1)
+    if len(raw) > MAX_BODY_BYTES:
+        raise too_large
+    return raw
+
+
+def parse_json_object(body: bytes) -> dict:
+    """The raw request body -> a JSON object, or 400."""
+    if not body.strip():
+        raise bad_body('the request body is empty; send a NewPet JSON object')
+    try:
+        value = loads_strict(body.decode('utf-8'), object_pairs_hook=reject_duplicate_keys)
+    except UnicodeDecodeError:
+        raise bad_body('the request body is not UTF-8') from None
+    except ValueError as error:
+        raise bad_body(f'the request body is not valid JSON: {error}') from None
+    if not isinstance(value, dict):
+        raise bad_body(f'the request body must be a JSON object, not {type(value).__name__}')
+    return value
+
+
+def loads_strict(text: str, **options: Any) -> Any:
+    """``json.loads``, refusing NaN and Infinity; nesting too deep to parse is a ValueError too."""
+    try:
+        return json.loads(text, parse_constant=reject_constant, **options)
+    except RecursionError:
+        raise ValueError('it is nested too deeply') from None
+
+
+def reject_constant(name: str) -> None:
+    raise ValueError(f'{name} is not a JSON value')
+
+
+def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise ValueError(f'the key {duplicate!r} appears twice')
+    return document
+
+
+def parse_new_pet(document: Mapping[str, Any]) -> dict:
+    """A decoded NewPet -> a clean copy with its fields in spec order, or 400."""
+    unknown = [field for field in document if field not in NEW_PET_FIELDS]
+    if unknown:
+        raise bad_body(f'unknown field {unknown[0]!r}; a NewPet has name, categoryId and status')
+    for field in ('name', 'categoryId'):
+        if field not in document:
+            raise bad_body(f'{field} is required')
+    name, category_id = document['name'], document['categoryId']
+    if not isinstance(name, str) or not name:
+        raise bad_body(f'name must be a non-empty string; got {json.dumps(name)[:40]}')
+    if not is_unicode(name):
+        raise bad_body('name holds an unpaired surrogate; it must be valid Unicode')
+    if type(category_id) is not int or not INT64_MIN <= category_id <= INT64_MAX:
+        raise bad_body(f'categoryId must be an int64 integer; got {json.dumps(category_id)[:40]}')
+    new_pet = {'name': name, 'categoryId': category_id}
+    if 'status' in document:
+        status = document['status']
+        if status not in PET_STATUSES:
+            raise bad_body(f'status must be one of {", ".join(PET_STATUSES)}; '
+                           f'got {json.dumps(status)[:40]}')
+        new_pet['status'] = status
+    return new_pet
+
+
+def is_unicode(text: str) -> bool:
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# -- The bearer check -------------------------------------------------------------
+
+def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
+    """Raise 401 unless ``authorization`` is ``Bearer <one of api_keys>``.
+
+    No credentials gets a bare challenge; a wrong key adds
+    ``error="invalid_token"`` (RFC 6750, section 3).
+    """
+    scheme, _, token = (authorization or '').strip().partition(' ')
+    token = token.strip()
+    if scheme.lower() != 'bearer' or not token:
+        raise ApiError(401, 'unauthorized',
+                       'send the API key as Authorization: Bearer <key>',
+                       {'WWW-Authenticate': f'Bearer realm="{REALM}"'})
+    offered = token.encode('utf-8', 'surrogateescape')
+    # Compare with every key, without stopping early, so timing tells nothing.
+    matches = [hmac.compare_digest(offered, key.encode('utf-8')) for key in api_keys]
+    if not any(matches):
+        raise ApiError(401, 'invalid_token', 'the API key is not valid',
+                       {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'})
+
+
+# -- The app: the four operations ----------------------------------------------
+
+def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
+               base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
+               journal_size: int = 1000, access_log: Console | None = None) -> StubApp:
+    """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
+
+    ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
+    ``/staging/v1``. The rest is for the fixture server and demos (see
+    ``StubApp``): ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets
+    pages on any origin call it, the journal keeps the last ``journal_size``
+    requests, and ``access_log`` gets a line per request.
+    """
+    if not api_keys:
+        raise ValueError('give at least one API key')
+    store = PetStore() if store is None else store
+    api = bottle.Bottle()
+    public_paths = {'/', f'{base_path}/openapi.json', FAVICON}
+
+    @api.hook('before_request')
+    def check_key() -> None:
+        # Before routing, so that a 401 tells nothing of which paths exist.
+        bottle.response.content_type = 'application/json'
+        request = bottle.request
+        if request.method in ('GET', 'HEAD') and request.environ['PATH_INFO'] in public_paths:
+            return
+        check_bearer(request.environ.get('HTTP_AUTHORIZATION'), api_keys)
+
+    @api.get(f'{base_path}/pets', name='listPets')
+    def list_pets() -> str:
+        query = parse_list_query(parse_query(bottle.request.query_string))
+        return store.list_json(query['limit'], query['status']) + '\n'
+
+    @api.post(f'{base_path}/pets', name='createPet')
+    def create_pet() -> str:
+        check_content_type(bottle.request.content_type)
+        pet = store.add(parse_new_pet(parse_json_object(read_body(bottle.request))))
+        bottle.response.status = 201
+        bottle.response.set_header('Location', f'{mount_point()}{base_path}/pets/{pet["id"]}')
+        return to_json(pet)
+
+    @api.get(f'{base_path}/pets/<pet_id>', name='getPet')
+    def get_pet(pet_id: str) -> str:
+        pet = store.get_json(parse_pet_id(pet_id))
+        if pet is None:
+            raise ApiError(404, 'not_found', f'no pet has id {pet_id}')
+        # Deprecated since (RFC 9745), gone on (RFC 8594), and what replaces it.
+        bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
+        bottle.response.set_header('Sunset', SUNSET)
+        bottle.response.set_header('Link',
+                                   f'<{mount_point()}{base_path}/pets>; rel="successor-version"')
+        return pet + '\n'
+
+    @api.get(f'{base_path}/store/orders', name='listOrders')
+    def list_orders() -> str:
+        raise ApiError(501, 'not_implemented',
+                       'the store-orders operation is named by the spec but not described; '
+                       'the stub does not serve it')
+
+    api.default_error_handler = render_bottle_error
+    return StubApp(api, store, api_keys, base_path, admin=admin, cors=cors,
+                   journal_size=journal_size, access_log=access_log)
+
+
+def mount_point() -> str:
+    """Where the app is mounted: empty, unless a WSGI server serves it under a prefix."""
+    return bottle.request.script_name.rstrip('/')
+
+
+# -- The store the operations use ------------------------------------------------
+
+class PetStore:
+    """The pets, behind one lock: in memory, or in a TinyDB file that survives a crash.
+
+    ``PetStore()`` keeps them in memory (``MemoryTable``); ``PetStore(path)``
+    in a TinyDB JSON file and its log (``DurableTable``, in part 2). A pet is
+    visible, and its creation acknowledged, only once it is durable. A pet
+    never changes once stored, so it is rendered as JSON once; at most
+    ``rendered_pets`` are kept rendered (about 150 bytes each).
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *,
+                 checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
+        self.path = None if path is None else Path(path)
+        self._lock = threading.Lock()
+        self._table = MemoryTable() if path is None else DurableTable(
+            path, self._lock, checkpoint_lines=checkpoint_lines)
+        self._rendered: dict[int, tuple[dict, str]] = {}  #: pet id -> (document, its Pet JSON)
+        self._rendered_pets = rendered_pets
+
+    def add(self, new_pet: Mapping[str, Any]) -> dict:
+        """Store a validated NewPet; return the Pet, with its new id, once it is durable."""
+        return self.add_many([new_pet])[0]
+
+    def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
+        change = Change([dict(pet) for pet in new_pets])
+        with self._lock:
+            self._table.submit(change)
+        self._table.wait(change)
+        return [as_pet(pet_id, pet) for pet_id, pet in change.pets().items()]
+
+    def list_json(self, limit: int, status: str | None = None) -> str:
+        """The first ``limit`` pets by id, of ``status`` if given: the JSON array listPets sends."""
+        with self._lock:
+            pets: Iterable[tuple[int, dict]] = self._table.pets.items()
+            if status is not None:
+                pets = (item for item in pets if item[1].get('status') == status)
+            # The scan stops at ``limit`` matches.
+            return f'[{", ".join(self._render(*item) for item in itertools.islice(pets, limit))}]'
+
+    def get_json(self, pet_id: int) -> str | None:
+        """The pet as the JSON object getPet sends, or None."""
+        with self._lock:
+            pet = self._table.pets.get(pet_id)  # a dictionary lookup, however many pets
+            return None if pet is None else self._render(pet_id, pet)
+
+    def _render(self, pet_id: int, document: dict) -> str:
+        rendered = self._rendered.get(pet_id)
+        if rendered is None or rendered[0] is not document:  # none yet, or a pet since a reset
+            if len(self._rendered) >= self._rendered_pets:
+                self._rendered.clear()  # a bound on memory, at the price of rendering again
+            rendered = self._rendered[pet_id] = (
+                document, json.dumps(as_pet(pet_id, document), ensure_ascii=False))
+        return rendered[1]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._table.pets)
+
+    def reset(self) -> None:
+        """Remove every pet; ids start again at 1."""
+        change = Change(None)
+        with self._lock:
+            self._table.submit(change)
+        self._table.wait(change)
+
+    def close(self) -> None:
+        """Fold the log into the file and release both (a file store)."""
+        self._table.close()
+
+    def __enter__(self) -> PetStore:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
+def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
+    return {'id': pet_id, **document}
+
+
+# =============================================================================
+# Part 2: the machinery. A first read may stop here.
+#
+# What follows keeps the promises of part 1 under load and at the edges, and
+# makes the stub a fixture server: durable storage, the fixture server's
+# pieces, the OpenAPI document, the server, the command line, pytest fixtures.
+# =============================================================================
+
+# -- Durable storage: the TinyDB file, its log, and group commit --------------
 #
 # The pets live in memory, in a dict from id to document, in id order. On disk
 # they are a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it, in
@@ -208,6 +582,10 @@ class DatabaseError(Exception):
 # checkpoint): the file is replaced crash-safely, and only then is the log
 # emptied. Replaying a log over a file that already holds its changes gives the
 # same tables, so a crash between those two steps loses nothing.
+
+PETS_TABLE = 'pets'
+#: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
+O_DSYNC = getattr(os, 'O_DSYNC', 0)
 
 class LockedJSONStorage(Storage):
     """A TinyDB storage for a JSON file that one process at a time may use.
@@ -653,281 +1031,161 @@ def storage_error(path: Path, error: OSError) -> ApiError:
     return ApiError(500, 'storage_error', f'could not write {path}: {error.strerror}; nothing was changed')
 
 
-class PetStore:
-    """The pets, behind one lock: in memory, or in a TinyDB file that survives a crash.
+# -- The fixture server: StubApp and its pieces --------------------------------
+#
+# create_app() hands its bottle app to StubApp, which adds the public
+# documents and the admin endpoints, installs the faults as a bottle plugin,
+# and wraps it all in WSGI middleware. A request passes, outermost first:
+#
+#     AccessLog -> RouteAsSent -> Journal -> Delay -> Cors -> bottle (key check, routes, faults)
 
-    ``PetStore()`` keeps them in memory; ``PetStore(path)`` in a TinyDB JSON
-    file and its log (``DurableTable``). A pet is visible, and its creation
-    acknowledged, only once it is durable. A pet never changes once stored, so
-    it is rendered as JSON only once; ``rendered_pets`` bounds how many are kept
-    rendered (about 150 bytes each).
+ADMIN_PREFIX = '/__admin/'
+JOURNAL_SIZE = 1000
+#: What the journal keeps of each request (see journal_entry()).
+JOURNAL_BODY_BYTES = 4096
+JOURNAL_HEADER_CHARS = 4096
+JOURNAL_TEXT_CHARS = 1024
+#: How many failures inside the app check() can report.
+ERRORS_KEPT = 100
+#: What a browser's cross-origin request may send and read (``--cors``).
+CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
+CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
+CORS_MAX_AGE = '600'
+#: Set in the WSGI environ when a fault has dropped the connection.
+DROPPED = 'petstore_stub.dropped'
+
+
+class StubApp:
+    """The WSGI app create_app() returns, and the handles a test holds it by.
+
+    It composes bottle rather than subclassing it: ``api`` is the bottle app,
+    and each cross-cutting piece is a plugin or a middleware of its own. A
+    test reads ``requests`` (the journal) and ``errors``, and sets ``delay``
+    and faults (``fail_next``); ``clear()`` empties it all.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *,
-                 checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
-        self.path = None if path is None else Path(path)
+    def __init__(self, api: bottle.Bottle, store: PetStore, api_keys: Sequence[str],
+                 base_path: str, *, admin: bool, cors: bool, journal_size: int,
+                 access_log: Console | None) -> None:
+        self.api = api
+        self.store = store
+        self.api_keys = tuple(api_keys)
+        self.base_path = base_path
+        self.admin = admin
+        self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
+        #: What failed inside the app: each exception cut loose from its frames, and its
+        #: traceback as text.
+        self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
+            maxlen=ERRORS_KEPT)
+        self.delay = 0.0
+        self.generation = 0  #: counts clear(): a request older than the last one is stale
+        self.cleared = threading.Event()  #: set by clear(), to release delayed requests
+        self.held = 0  #: how many requests a delay holds now
+        self.faults = FaultPlugin()
+        self.lock = threading.Lock()  #: guards the journal and the count of held requests
+        self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
+        add_documents(api, base_path, self.api_keys)
+        if admin:
+            add_admin_routes(api, self)
+        api.install(self.faults)
+        app: Any = Delay(Cors(api) if cors else api, self)
+        app = RouteAsSent(Journal(app, self))
+        self._wsgi = app if access_log is None else AccessLog(app, access_log)
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        return self._wsgi(environ, start_response)
+
+    def clear(self) -> None:
+        """Empty the store (ids restart at 1) and the journal; drop faults and delay."""
+        with self.lock:
+            self.generation += 1
+            self.journal.clear()
+            self.cleared.set()
+            self.cleared = threading.Event()
+        self.faults.clear()
+        self.delay = 0.0
+        self.store.reset()
+
+    def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
+        new_pet = {'name': name, 'categoryId': categoryId}
+        if status is not None:
+            new_pet['status'] = status
+        return self.store.add(parse_new_pet(new_pet))
+
+    def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
+        """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
+        with self._fixtures_lock:
+            return load_fixtures(self.store, path)
+
+    def fail_next(self, status: int | str, times: int = 1, route: str | None = None) -> None:
+        """Answer the next ``times`` requests (to ``route``, an operationId, or any) with
+        ``status`` and an Error body, after the key is checked; ``"drop"`` closes the
+        connection instead of answering."""
+        self.faults.add(parse_fault({'status': status, 'times': times, 'route': route}))
+
+    @property
+    def requests(self) -> list[dict]:
+        """The journal: the last requests to the API, oldest first (admin calls left out)."""
+        with self.lock:
+            return list(self.journal)
+
+    def record(self, entry: dict, generation: int) -> None:
+        with self.lock:
+            if generation == self.generation:
+                self.journal.append(entry)
+
+
+def is_admin_call(environ: dict) -> bool:
+    return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
+
+
+class FaultPlugin:
+    """A bottle plugin: the faults fail_next() queues, fired in place of an operation.
+
+    It wraps the operations only, so a fault fires once the key has been
+    accepted: a 401 stays a 401.
+    """
+
+    name = 'faults'
+    api = 2
+
+    def __init__(self) -> None:
+        self._queue: list[dict] = []
         self._lock = threading.Lock()
-        self._table = MemoryTable() if path is None else DurableTable(
-            path, self._lock, checkpoint_lines=checkpoint_lines)
-        self._rendered: dict[int, tuple[dict, str]] = {}  #: pet id -> (document, its Pet JSON)
-        self._rendered_pets = rendered_pets
 
-    def add(self, new_pet: Mapping[str, Any]) -> dict:
-        """Store a validated NewPet; return the Pet once it is durable."""
-        return self.add_many([new_pet])[0]
+    def apply(self, callback: Callable, route: bottle.Route) -> Callable:
+        if route.name not in OPERATIONS:
+            return callback
 
-    def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
-        change = Change([dict(pet) for pet in new_pets])
+        @functools.wraps(callback)
+        def operation_or_fault(*args: Any, **kwargs: Any) -> Any:
+            status = self._take(route.name) if self._queue else None
+            if status is None:
+                return callback(*args, **kwargs)
+            if status == 'drop':
+                drop_connection(bottle.request.environ)
+                return ''
+            raise ApiError(status, error_code_name(status),
+                           f'{http.HTTPStatus(status).phrase} (a fault queued with fail_next)')
+        return operation_or_fault
+
+    def add(self, fault: dict) -> None:
         with self._lock:
-            self._table.submit(change)
-        self._table.wait(change)
-        return [as_pet(pet_id, pet) for pet_id, pet in change.pets().items()]
+            self._queue.append(fault)
 
-    def list_json(self, limit: int, status: str | None = None) -> str:
-        """The first ``limit`` pets by id, of ``status`` if given, as the JSON array listPets sends."""
+    def clear(self) -> None:
         with self._lock:
-            pets: Iterable[tuple[int, dict]] = self._table.pets.items()
-            if status is not None:
-                pets = (item for item in pets if item[1].get('status') == status)
-            # The scan stops at ``limit`` matches.
-            return f'[{", ".join(self._render(*item) for item in itertools.islice(pets, limit))}]'
+            self._queue.clear()
 
-    def get_json(self, pet_id: int) -> str | None:
-        """The pet as the JSON object getPet sends, or None."""
+    def _take(self, operation: str) -> int | str | None:
         with self._lock:
-            pet = self._table.pets.get(pet_id)  # a dictionary lookup, however many pets
-            return None if pet is None else self._render(pet_id, pet)
-
-    def _render(self, pet_id: int, document: dict) -> str:
-        rendered = self._rendered.get(pet_id)
-        if rendered is None or rendered[0] is not document:  # none yet, or a pet since a reset
-            if len(self._rendered) >= self._rendered_pets:
-                self._rendered.clear()  # a bound on memory, at the price of rendering again
-            rendered = self._rendered[pet_id] = (
-                document, json.dumps(as_pet(pet_id, document), ensure_ascii=False))
-        return rendered[1]
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._table.pets)
-
-    def reset(self) -> None:
-        """Remove every pet; ids start again at 1."""
-        change = Change(None)
-        with self._lock:
-            self._table.submit(change)
-        self._table.wait(change)
-
-    def close(self) -> None:
-        """Fold the log into the file and release both (a file store)."""
-        self._table.close()
-
-    def __enter__(self) -> PetStore:
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close()
-
-
-def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
-    return {'id': pet_id, **document}
-
-
-def load_fixtures(store: PetStore, path: str | os.PathLike | bool | None = None) -> list[dict]:
-    """Add the demo animals (or those in ``path``) to ``store`` if it is empty; else 409.
-
-    Fixtures go into an empty store only: a second load, or a restart with
-    ``--fixtures``, never duplicates them.
-    """
-    new_pets = read_fixtures(path)
-    if len(store):
-        raise ApiError(409, 'store_not_empty',
-                       f'the store already holds {pets_phrase(len(store))}; fixtures go into an '
-                       'empty store only: reset it first')
-    return store.add_many(new_pets)
-
-
-def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
-    """The NewPets in a fixtures file (a JSON array); the demo animals for None or True."""
-    path = Path(path) if path and path is not True else demo_fixtures_path()
-    try:
-        documents = loads_strict(path.read_text(encoding='utf-8'))
-    except (OSError, ValueError) as error:
-        raise DatabaseError(f'{path}: cannot read the fixtures ({error})') from None
-    if not isinstance(documents, list):
-        raise DatabaseError(f'{path}: fixtures must be a JSON array of NewPet objects')
-    new_pets = []
-    for number, document in enumerate(documents, start=1):
-        try:
-            if not isinstance(document, dict):
-                raise bad_body('it is not a JSON object')
-            new_pets.append(parse_new_pet(document))
-        except ApiError as error:
-            raise DatabaseError(f'{path}: animal {number} is not a NewPet: {error.message}') from None
-    return new_pets
-
-
-# -- Validation ---------------------------------------------------------------
-
-def bad_parameter(message: str) -> ApiError:
-    return ApiError(400, 'invalid_parameter', message)
-
-
-def bad_body(message: str) -> ApiError:
-    return ApiError(400, 'invalid_body', message)
-
-
-def parse_whole_number(raw: str, signed: bool = False) -> int | None:
-    """Decimal digits (after a ``-`` if ``signed``) -> their value; None for anything else.
-
-    One rule for every number a client writes: leading zeros change nothing,
-    and no sign, space or other digit is a number.
-    """
-    digits = raw[1:] if signed and raw.startswith('-') else raw
-    if not digits or not digits.isascii() or not digits.isdigit():
+            for fault in self._queue:
+                if fault['route'] in (None, operation):
+                    fault['times'] -= 1
+                    if not fault['times']:
+                        self._queue.remove(fault)
+                    return fault['status']
         return None
-    significant = digits.lstrip('0')
-    if len(significant) > 19:  # beyond int64, and Python's int() of a long string is slow
-        return None
-    value = int(significant or '0')
-    return -value if digits is not raw else value
-
-
-def parse_limit(raw: str | None) -> int:
-    """``limit`` as sent (or None) -> 1..100, default 20."""
-    if raw is None:
-        return LIMIT_DEFAULT
-    limit = parse_whole_number(raw)
-    if limit is None or not LIMIT_MIN <= limit <= LIMIT_MAX:
-        raise bad_parameter(
-            f'limit must be a whole number from {LIMIT_MIN} to {LIMIT_MAX}; got {raw[:40]!r}')
-    return limit
-
-
-def parse_status(raw: str | None) -> str | None:
-    """``status`` as sent (or None) -> one of PET_STATUSES, or None."""
-    if raw is None or raw in PET_STATUSES:
-        return raw
-    raise bad_parameter(f'status must be one of {", ".join(PET_STATUSES)}; got {raw[:40]!r}')
-
-
-def parse_query(query_string: str) -> dict[str, list[str]]:
-    """The raw query string (percent-encoded, as WSGI gives it) -> each name's values.
-
-    Names and values are UTF-8 once percent-decoded, as in a URL; anything
-    else is a 400, never a guess.
-    """
-    query: dict[str, list[str]] = {}
-    # Latin-1 maps each percent-decoded byte to one character, so the bytes come back whole.
-    pairs = urllib.parse.parse_qsl(query_string, keep_blank_values=True, encoding='latin-1')
-    try:
-        for name, value in pairs:
-            query.setdefault(utf8(name), []).append(utf8(value))
-    except UnicodeDecodeError:
-        raise bad_parameter('the query string is not UTF-8 once percent-decoded') from None
-    return query
-
-
-def utf8(text: str) -> str:
-    """Bytes carried as Latin-1 text (as WSGI carries them) -> the UTF-8 text they hold."""
-    return text.encode('latin-1').decode('utf-8')
-
-
-def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
-    """The query of listPets -> ``{'limit': int, 'status': str | None}``.
-
-    Unknown and repeated parameters are refused: a client that sends
-    ``limt`` or ``offset`` should learn it here, not in production.
-    """
-    unknown = sorted(set(query) - {'limit', 'status'})
-    if unknown:
-        raise bad_parameter(f'unknown query parameter {unknown[0][:40]!r}; '
-                            'listPets takes limit and status only')
-    for name, values in query.items():
-        if len(values) > 1:
-            raise bad_parameter(f'{name} was given {len(values)} times; give it once')
-    single = {name: values[0] for name, values in query.items()}
-    return {'limit': parse_limit(single.get('limit')),
-            'status': parse_status(single.get('status'))}
-
-
-def parse_pet_id(raw: str) -> int:
-    """``petId`` from the path -> an int64 (zero and negatives are valid, never found)."""
-    pet_id = parse_whole_number(raw, signed=True)
-    if pet_id is None or not INT64_MIN <= pet_id <= INT64_MAX:
-        raise bad_parameter(f'petId must be an int64 integer; got {raw[:40]!r}')
-    return pet_id
-
-
-def check_content_type(content_type: str) -> None:
-    """Only ``application/json`` (UTF-8, the only charset JSON has) is accepted."""
-    media_type, *parameters = [part.strip().lower() for part in content_type.split(';')]
-    charsets = [p.partition('=')[2].strip('"') for p in parameters if p.startswith('charset=')]
-    if media_type != 'application/json' or any(c != 'utf-8' for c in charsets):
-        shown = content_type or 'none'
-        raise ApiError(415, 'unsupported_media_type',
-                       f'send the body as Content-Type: application/json; got {shown[:60]!r}')
-
-
-def loads_strict(text: str, **options: Any) -> Any:
-    """``json.loads``, refusing NaN and Infinity; nesting too deep to parse is a ValueError too."""
-    try:
-        return json.loads(text, parse_constant=reject_constant, **options)
-    except RecursionError:
-        raise ValueError('it is nested too deeply') from None
-
-
-def reject_constant(name: str) -> None:
-    raise ValueError(f'{name} is not a JSON value')
-
-
-def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
-    document = dict(pairs)
-    if len(document) != len(pairs):
-        seen = set()
-        duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise ValueError(f'the key {duplicate!r} appears twice')
-    return document
-
-
-def parse_json_object(body: bytes) -> dict:
-    """The raw request body -> a JSON object, or 400."""
-    if not body.strip():
-        raise bad_body('the request body is empty; send a NewPet JSON object')
-    try:
-        value = loads_strict(body.decode('utf-8'), object_pairs_hook=reject_duplicate_keys)
-    except UnicodeDecodeError:
-        raise bad_body('the request body is not UTF-8') from None
-    except ValueError as error:
-        raise bad_body(f'the request body is not valid JSON: {error}') from None
-    if not isinstance(value, dict):
-        raise bad_body(f'the request body must be a JSON object, not {type(value).__name__}')
-    return value
-
-
-def parse_new_pet(document: Mapping[str, Any]) -> dict:
-    """A decoded NewPet -> a clean copy with its fields in spec order, or 400."""
-    unknown = [field for field in document if field not in NEW_PET_FIELDS]
-    if unknown:
-        raise bad_body(f'unknown field {unknown[0]!r}; a NewPet has name, categoryId and status')
-    for field in ('name', 'categoryId'):
-        if field not in document:
-            raise bad_body(f'{field} is required')
-    name, category_id = document['name'], document['categoryId']
-    if not isinstance(name, str) or not name:
-        raise bad_body(f'name must be a non-empty string; got {json.dumps(name)[:40]}')
-    if not is_unicode(name):
-        raise bad_body('name holds an unpaired surrogate; it must be valid Unicode')
-    if type(category_id) is not int or not INT64_MIN <= category_id <= INT64_MAX:
-        raise bad_body(f'categoryId must be an int64 integer; got {json.dumps(category_id)[:40]}')
-    new_pet = {'name': name, 'categoryId': category_id}
-    if 'status' in document:
-        status = document['status']
-        if status not in PET_STATUSES:
-            raise bad_body(f'status must be one of {", ".join(PET_STATUSES)}; '
-                           f'got {json.dumps(status)[:40]}')
-        new_pet['status'] = status
-    return new_pet
 
 
 def parse_fault(document: Mapping[str, Any]) -> dict:
@@ -957,358 +1215,125 @@ def is_error_status(status: Any) -> bool:
         return False
 
 
-def is_unicode(text: str) -> bool:
-    try:
-        text.encode('utf-8')
-    except UnicodeEncodeError:
-        return False
-    return True
+def drop_connection(environ: dict) -> None:
+    """Close the client's connection with no response (``fail_next("drop")``)."""
+    Waitress.connection(environ).shutdown(socket.SHUT_RDWR)
+    environ[DROPPED] = True
 
 
-# -- Auth ---------------------------------------------------------------------
+class Journal:
+    """WSGI middleware: records each API request in ``stub.journal`` (admin calls left
+    out), and each failure inside the app in ``stub.errors``."""
 
-def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
-    """Raise 401 unless ``authorization`` is ``Bearer <one of api_keys>``.
+    def __init__(self, app: Callable, stub: StubApp) -> None:
+        self.app, self.stub = app, stub
 
-    No credentials gets a bare challenge; a wrong key adds
-    ``error="invalid_token"`` (RFC 6750, section 3).
-    """
-    scheme, _, token = (authorization or '').strip().partition(' ')
-    token = token.strip()
-    if scheme.lower() != 'bearer' or not token:
-        raise ApiError(401, 'unauthorized',
-                       'send the API key as Authorization: Bearer <key>',
-                       {'WWW-Authenticate': f'Bearer realm="{REALM}"'})
-    offered = token.encode('utf-8', 'surrogateescape')
-    # Compare with every key, without stopping early, so timing tells nothing.
-    matches = [hmac.compare_digest(offered, key.encode('utf-8')) for key in api_keys]
-    if not any(matches):
-        raise ApiError(401, 'invalid_token', 'the API key is not valid',
-                       {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'})
-
-
-# -- The app ------------------------------------------------------------------
-
-class StubApp(bottle.Bottle):
-    """The Pet Store as a WSGI app: bottle's routing plus what a fixture server needs.
-
-    Besides the store it holds the request journal, the faults queued by
-    ``fail_next()``, the ``delay`` added to each response, and the errors
-    raised inside it (for ``StubServer.check()``). Every response passes
-    through ``wsgi()``, errors included, so the journal and the access log
-    see the status that was really sent.
-    """
-
-    def __init__(self, store: PetStore, api_keys: Sequence[str], base_path: str, *,
-                 admin: bool, cors: bool, journal_size: int, access_log: Console | None) -> None:
-        super().__init__()
-        self.store = store
-        self.api_keys = tuple(api_keys)
-        self.base_path = base_path
-        #: What a GET or HEAD may fetch without a key: the index, the OpenAPI description,
-        #: and the icon a browser asks for on its own.
-        self.public_paths = ('/', f'{base_path}/openapi.json', FAVICON)
-        self.admin = admin
-        self.cors = cors
-        self.access_log = access_log
-        self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
-        self.faults: list[dict] = []
-        self.delay = 0.0
-        #: What failed inside the app, for check(): each exception without its frames, and
-        #: its traceback as text.
-        self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
-            maxlen=ERRORS_KEPT)
-        self._lock = threading.Lock()  # guards the journal and the faults
-        self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
-        self._generation = 0  # counts clear(): a request older than the last one is stale
-
-    # Bottle refuses to rebind an attribute (a guard for plugins); this app's state changes.
-    __setattr__ = object.__setattr__
-
-    # What a test does to the stub between requests.
-
-    def clear(self) -> None:
-        """Empty the store (ids restart at 1) and the journal; drop faults and delay.
-
-        (Not ``reset``: that is bottle's, and clears its routes.)
-        """
-        with self._lock:
-            self._generation += 1
-            self.journal.clear()
-            self.faults.clear()
-        self.delay = 0.0
-        self.store.reset()
-
-    def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
-        new_pet = {'name': name, 'categoryId': categoryId}
-        if status is not None:
-            new_pet['status'] = status
-        return self.store.add(parse_new_pet(new_pet))
-
-    def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
-        """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
-        with self._fixtures_lock:
-            return load_fixtures(self.store, path)
-
-    def fail_next(self, status: int | str, times: int = 1, route: str | None = None) -> None:
-        """Answer the next ``times`` requests (to ``route``, an operationId, or any) with
-        ``status`` and an Error body, after the key is checked; ``"drop"`` closes the
-        connection instead of answering."""
-        fault = parse_fault({'status': status, 'times': times, 'route': route})
-        with self._lock:
-            self.faults.append(fault)
-
-    @property
-    def requests(self) -> list[dict]:
-        """The journal: the last requests to the API, oldest first (admin calls left out)."""
-        with self._lock:
-            return list(self.journal)
-
-    # What happens on each request.
-
-    def take_fault(self, operation: str) -> int | str | None:
-        if not self.faults:
-            return None
-        with self._lock:
-            for fault in self.faults:
-                if fault['route'] in (None, operation):
-                    fault['times'] -= 1
-                    if not fault['times']:
-                        self.faults.remove(fault)
-                    return fault['status']
-        return None
-
-    def wsgi(self, environ: dict, start_response: Any) -> Any:
-        started = time.perf_counter()
-        route_as_sent(environ)
-        is_admin = self.admin and environ.get('PATH_INFO', '').startswith(ADMIN_PREFIX)
-        body = None if is_admin or not self.journal.maxlen else BodyRecorder(environ)
-        generation = self._generation
-        if self.delay and not is_admin:
-            time.sleep(self.delay)
-        if generation != self._generation:
-            # Cleared while this request waited: its client (and its test) are gone.
-            return drop_connection(environ)
-        if self.cors and environ['REQUEST_METHOD'] == 'OPTIONS':
-            result, status = answer_preflight(start_response), 204
-        else:
-            result, status = self.respond(environ, start_response)
-        if not is_admin and self.journal.maxlen:
-            entry = journal_entry(environ, body.first_bytes(), status)
-            with self._lock:
-                if generation == self._generation:
-                    self.journal.append(entry)
-        if self.access_log is not None and environ['PATH_INFO'] != FAVICON:
-            self.access_log.log(access_line(environ, status, time.perf_counter() - started))
-        return result
-
-    def respond(self, environ: dict, start_response: Any) -> tuple[Any, int | None]:
-        """Bottle's response, and its status (None when the connection was dropped)."""
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        stub = self.stub
+        keep = stub.journal.maxlen and not (stub.admin and is_admin_call(environ))
+        generation = stub.generation
+        body = BodyRecorder(environ) if keep else None
         sent: list[str] = []
 
-        def recording_start_response(status: str, headers: list, exc_info: Any = None) -> Any:
+        def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
             sent.append(status)
-            if self.cors:  # on errors too, so that a browser can read a 401
-                headers = [*headers, ('Access-Control-Allow-Origin', '*'),
-                           ('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)]
+            if exc_info is not None:  # bottle hands over what failed, with its 500
+                stub.errors.append(without_frames(exc_info[1]))
             return start_response(status, headers, exc_info)
 
-        result = super().wsgi(environ, recording_start_response)
-        if environ.get(DROP_CONNECTION):
-            return drop_connection(environ), None
-        return result, int(sent[-1][:3])
+        result = self.app(environ, recording)
+        if body is not None:
+            status = None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
+            stub.record(journal_entry(environ, body.first_bytes(), status), generation)
+        return result
 
 
+class Delay:
+    """WSGI middleware: waits ``stub.delay`` seconds before each API request.
 
-def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
-               base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-               journal_size: int = JOURNAL_SIZE, access_log: Console | None = None) -> StubApp:
-    """Build the WSGI app over ``store`` (a fresh in-memory one by default).
-
-    ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
-    ``/staging/v1``; ``admin`` adds the ``/__admin/`` endpoints; ``cors``
-    lets browser pages on any origin call it; the journal keeps the last
-    ``journal_size`` requests; ``access_log`` gets one line per request.
+    A request still waiting when the stub is cleared is dropped at once: its
+    client (and its test) are gone, and it must not reach the next test.
     """
-    if not api_keys:
-        raise ValueError('give at least one API key')
-    app = StubApp(store if store is not None else PetStore(), api_keys, base_path, admin=admin,
-                  cors=cors, journal_size=journal_size, access_log=access_log)
-    app.add_hook('before_request', before_request)
-    app.default_error_handler = render_bottle_error
-    app.route('/', 'GET', index, name='index')
-    app.route(f'{base_path}/openapi.json', 'GET', openapi_json, name='openapi')
-    app.route(FAVICON, 'GET', favicon, name='favicon')
-    app.route(f'{base_path}/pets', 'GET', with_faults(list_pets), name='listPets')
-    app.route(f'{base_path}/pets', 'POST', with_faults(create_pet), name='createPet')
-    app.route(f'{base_path}/pets/<pet_id>', 'GET', with_faults(get_pet), name='getPet')
-    app.route(f'{base_path}/store/orders', 'GET', with_faults(list_orders), name='listOrders')
-    if admin:
-        app.route(f'{ADMIN_PREFIX}reset', 'POST', admin_reset, name='admin.reset')
-        app.route(f'{ADMIN_PREFIX}requests', 'GET', admin_requests, name='admin.requests')
-        app.route(f'{ADMIN_PREFIX}fixtures', 'POST', admin_fixtures, name='admin.fixtures')
-        app.route(f'{ADMIN_PREFIX}faults', 'POST', admin_faults, name='admin.faults')
-    return app
+
+    def __init__(self, app: Callable, stub: StubApp) -> None:
+        self.app, self.stub = app, stub
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        stub = self.stub
+        if stub.delay and not is_admin_call(environ):
+            with stub.lock:
+                stub.held += 1
+            try:
+                if stub.cleared.wait(stub.delay):
+                    drop_connection(environ)
+                    return []
+            finally:
+                with stub.lock:
+                    stub.held -= 1
+        return self.app(environ, start_response)
 
 
-def before_request() -> None:
-    environ, app = bottle.request.environ, bottle.request.app
-    bottle.response.content_type = 'application/json'
-    if environ['REQUEST_METHOD'] in ('GET', 'HEAD') and environ['PATH_INFO'] in app.public_paths:
-        return  # so that a browser or a code generator can start here
-    check_bearer(environ.get('HTTP_AUTHORIZATION'), app.api_keys)
+class Cors:
+    """WSGI middleware for ``--cors``: browser pages on any origin may call the stub.
+
+    A preflight needs no key (browsers send it without credentials). Every
+    response, errors included, lets the page read it. ``*`` is safe: the key
+    travels in a header, never in a cookie.
+    """
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if environ['REQUEST_METHOD'] == 'OPTIONS':
+            start_response('204 No Content', [
+                ('Access-Control-Allow-Origin', '*'),
+                ('Access-Control-Allow-Methods', 'GET, POST, OPTIONS'),
+                ('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS),
+                ('Access-Control-Max-Age', CORS_MAX_AGE),
+            ])
+            return []
+
+        def with_cors(status: str, headers: list, exc_info: Any = None) -> Callable:
+            return start_response(status, [*headers, ('Access-Control-Allow-Origin', '*'),
+                                           ('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)],
+                                  exc_info)
+        return self.app(environ, with_cors)
 
 
-def with_faults(operation: Any) -> Any:
-    """Let ``fail_next()`` answer for ``operation`` once the key has been accepted."""
-    @functools.wraps(operation)
-    def operation_or_fault(*args: Any, **kwargs: Any) -> str:
-        request = bottle.request
-        status = request.app.take_fault(request.route.name)
-        if status == 'drop':
-            request.environ[DROP_CONNECTION] = True
-            return ''
-        if status is not None:
-            raise ApiError(status, error_code_name(status),
-                           f'{http.HTTPStatus(status).phrase} (a fault queued with fail_next)')
-        return operation(*args, **kwargs)
-    return operation_or_fault
+class RouteAsSent:
+    """WSGI middleware: route on the path as the client sent it, one segment at a time.
+
+    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is
+    ``/v1/pets/1``. A path that decoding would change in shape (an encoded
+    slash as in ``/v1/pets%2F1``, an empty or dot segment as in ``/v1//pets``,
+    bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, still
+    encoded, so that it never reaches a resource under another name.
+    """
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
+        if target is None:  # in-process, as WebTest calls it: the path is already decoded
+            sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
+        else:
+            sent = target.partition('?')[0]
+            if not sent.startswith('/'):  # the absolute form, http://host/path
+                sent = urllib.parse.urlsplit(sent).path or '/'
+        if ('%' in sent or '//' in sent or '/.' in sent or not sent) and not all(
+                is_plain_segment(segment) for segment in sent[1:].split('/')):
+            environ['PATH_INFO'] = sent
+        return self.app(environ, start_response)
 
 
-# The operations.
-
-def list_pets() -> str:
-    options = parse_list_query(parse_query(bottle.request.query_string))
-    return bottle.request.app.store.list_json(**options) + '\n'
-
-
-def create_pet() -> str:
-    app, request = bottle.request.app, bottle.request
-    check_content_type(request.content_type)
-    new_pet = parse_new_pet(parse_json_object(read_body(request)))
-    pet = app.store.add(new_pet)
-    bottle.response.status = 201
-    bottle.response.set_header('Location', f'{base_url_path()}/pets/{pet["id"]}')
-    return to_json(pet)
-
-
-def read_body(request: bottle.BaseRequest) -> bytes:
-    """The request body, up to MAX_BODY_BYTES, or 413."""
-    if request.content_length > MAX_BODY_BYTES:
-        raise body_too_large()
-    # Bottle spools a large body to a temporary file, and leaves it open.
-    with request.body as body:
-        raw = body.read(MAX_BODY_BYTES + 1)
-    if len(raw) > MAX_BODY_BYTES:
-        raise body_too_large()
-    return raw
-
-
-def body_too_large() -> ApiError:
-    return ApiError(413, 'payload_too_large',
-                    f'the body is over {MAX_BODY_BYTES} bytes, the most a NewPet may take')
-
-
-def get_pet(pet_id: str) -> str:
-    pet = bottle.request.app.store.get_json(parse_pet_id(pet_id))
-    if pet is None:
-        raise ApiError(404, 'not_found', f'no pet has id {pet_id}')
-    bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
-    bottle.response.set_header('Sunset', SUNSET)
-    bottle.response.set_header('Link', f'<{base_url_path()}/pets>; rel="successor-version"')
-    return pet + '\n'
-
-
-def list_orders() -> str:
-    raise ApiError(501, 'not_implemented',
-                   'the store-orders operation is named by the spec but not described; '
-                   'the stub does not serve it')
-
-
-def base_url_path() -> str:
-    """The base path as the client sees it, under any WSGI mount point."""
-    return bottle.request.script_name.rstrip('/') + bottle.request.app.base_path
-
-
-# The public documents: the index and the OpenAPI description.
-
-def index() -> str:
-    app, request = bottle.request.app, bottle.request
-    base = base_url_path()
-    demo = f' (here the demo key {DEMO_API_KEY})' if DEMO_API_KEY in app.api_keys else ''
-    return to_json({
-        'name': 'Pet Store API (petstore-stub)',
-        'version': API_VERSION,
-        'base_path': base,
-        'base_url': f'{public_origin(request.environ)}{base}',
-        'openapi': f'{base}/openapi.json',
-        'operations': {
-            'listPets': f'GET {base}/pets?limit=1..100&status=available|pending|sold',
-            'createPet': f'POST {base}/pets',
-            'getPet': f'GET {base}/pets/{{petId}} (deprecated, sunset {SUNSET})',
-            'listOrders': f'GET {base}/store/orders (not implemented: 501)',
-        },
-        'authentication': f'send the header Authorization: Bearer <API key>{demo}; '
-                          'the stub prints its key when it starts',
-    })
-
-
-def public_origin(environ: dict) -> str:
-    """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy)."""
-    host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
-    return f'{environ["wsgi.url_scheme"]}://{host}'
-
-
-def favicon() -> str:
-    """No icon: a browser asks for one on its own, and a 204 stops it asking."""
-    bottle.response.status = 204
-    return ''
-
-
-def openapi_json() -> str:
-    return to_json(openapi_document(base_url_path(), bottle.request.app.base_path))
-
-
-def answer_preflight(start_response: Any) -> list[bytes]:
-    """A CORS preflight: browsers send it without credentials, so it needs no key."""
-    start_response('204 No Content', [
-        ('Access-Control-Allow-Origin', '*'),
-        ('Access-Control-Allow-Methods', 'GET, POST, OPTIONS'),
-        ('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS),
-        ('Access-Control-Max-Age', CORS_MAX_AGE),
-    ])
-    return []
-
-
-# The admin endpoints (``--admin``; always on in ``serve()``).
-
-def admin_reset() -> str:
-    bottle.request.app.clear()
-    bottle.response.status = 204
-    return ''
-
-
-def admin_requests() -> str:
-    return to_json(bottle.request.app.requests)
-
-
-def admin_fixtures() -> str:
-    bottle.response.status = 201
-    return to_json(bottle.request.app.load_fixtures())
-
-
-def admin_faults() -> str:
-    check_content_type(bottle.request.content_type)
-    fault = parse_fault(parse_json_object(read_body(bottle.request)))
-    bottle.request.app.fail_next(**fault)
-    bottle.response.status = 201
-    return to_json(fault)
-
-
-# What every request shares.
-
-#: Set in the WSGI environ when a fault asks for the connection to be dropped.
-DROP_CONNECTION = 'petstore_stub.drop_connection'
+def is_plain_segment(segment: str) -> bool:
+    try:
+        decoded = urllib.parse.unquote_to_bytes(segment).decode('utf-8')
+    except UnicodeDecodeError:
+        return False
+    return decoded not in ('', '.', '..') and '/' not in decoded
 
 
 class BodyRecorder:
@@ -1348,8 +1373,8 @@ class BodyRecorder:
         return bytes(self._kept)
 
 
-def journal_entry(environ: dict, body: bytes | None, status: int | None) -> dict:
-    """What the journal keeps of a request: at most about 10 KB, whatever the client sent.
+def journal_entry(environ: dict, body: bytes, status: int | None) -> dict:
+    """What the journal keeps of a request: about 10 KB at most, whatever the client sent.
 
     The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
     headers their first JOURNAL_HEADER_CHARS, the body its first
@@ -1358,14 +1383,14 @@ def journal_entry(environ: dict, body: bytes | None, status: int | None) -> dict
     route = environ.get('bottle.route')
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
-    body_cut = body is not None and len(body) > JOURNAL_BODY_BYTES
+    body_cut = len(body) > JOURNAL_BODY_BYTES
     return {
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
         'query': query[:JOURNAL_TEXT_CHARS],
         'operation': route.name if route is not None else None,
         'headers': headers,
-        'body': decode_journal_body(body[:JOURNAL_BODY_BYTES] if body_cut else body, body_cut),
+        'body': decode_journal_body(body[:JOURNAL_BODY_BYTES], body_cut),
         'status': status,
         'time': time.time(),
         'truncated': (headers_cut or body_cut
@@ -1390,8 +1415,8 @@ def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
     return headers, False
 
 
-def decode_journal_body(body: bytes | None, cut: bool = False) -> Any:
-    """The body as JSON when it parses, else as text; None when there was none."""
+def decode_journal_body(body: bytes, cut: bool) -> Any:
+    """The body as JSON when it is whole and parses, else as text; None when there was none."""
     if not body:
         return None
     text = body.decode('utf-8', 'replace')
@@ -1403,44 +1428,59 @@ def decode_journal_body(body: bytes | None, cut: bool = False) -> Any:
         return text
 
 
-def drop_connection(environ: dict) -> list[bytes]:
-    """Close the client's connection with no response (``fail_next("drop")``)."""
-    Waitress.connection(environ).shutdown(socket.SHUT_RDWR)
-    return []
+def without_frames(error: BaseException) -> tuple[BaseException, str]:
+    """An exception and its traceback as text, the exception cut loose from the frames.
+
+    A traceback holds every local of every frame it passes through (a request's
+    body among them); an exception kept for later must not keep them alive.
+    """
+    text = ''.join(traceback.format_exception(error))
+    link: BaseException | None = error
+    while link is not None:
+        link.__traceback__ = None
+        link = link.__cause__ or link.__context__
+    return error, text
 
 
-ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
-               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error'}
+class AccessLog:
+    """WSGI middleware: one line per request on a Console, the favicon left out."""
+
+    def __init__(self, app: Callable, console: Console) -> None:
+        self.app, self.console = app, console
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        started = time.perf_counter()
+        sent: list[str] = []
+
+        def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
+            sent.append(status)
+            return start_response(status, headers, exc_info)
+
+        result = self.app(environ, recording)
+        if environ['PATH_INFO'] != FAVICON:
+            status = 'dropped' if environ.get(DROPPED) or not sent else sent[-1][:3]
+            self.console.log(access_line(environ, status, time.perf_counter() - started))
+        return result
 
 
-def error_code_name(status: int) -> str:
-    """The Error ``code`` of a status no handler named: ``bad_request``, ``not_implemented``..."""
-    if status in ERROR_CODES:
-        return ERROR_CODES[status]
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        return f'http_{status}'
-    return phrase.lower().replace(' ', '_').replace('-', '_')
+def access_line(environ: dict, status: str, seconds: float) -> str:
+    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
+    target = environ.get('REQUEST_URI')
+    if target is None:
+        query = environ.get('QUERY_STRING')
+        target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
+    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {environ.get("REMOTE_ADDR") or "-"} '
+            f'{printable(environ["REQUEST_METHOD"])} {printable(target)} {status} '
+            f'{seconds * 1000:.1f}ms')
 
 
-def render_bottle_error(error: bottle.HTTPError) -> str:
-    """Bottle's own errors (no route, wrong method, a crash) as the Error body."""
-    request = bottle.request
-    status = error.status_code
-    if status == 404:
-        message = f'nothing is at {printable(request.environ["bottle.raw_path"])}'
-    elif status == 405:
-        message = (f'{request.method} is not allowed on {printable(request.environ["bottle.raw_path"])}'
-                   f'; use {error.get_header("Allow")}')
-    elif status == 500:
-        message = 'the stub failed on this request; its log has the traceback'
-        if error.exception is not None:
-            request.app.errors.append(without_frames(error.exception))
-    else:
-        message = str(error.body)
-    bottle.response.content_type = 'application/json'
-    return error_json(status, error_code_name(status), message)
+def printable(text: str) -> str:
+    """``text`` with every character outside printable ASCII escaped: no forged line, no
+    terminal escape."""
+    if text.isascii() and text.isprintable():
+        return text
+    return ''.join(c if ' ' <= c <= '~' else f'\\x{ord(c):02x}' if ord(c) < 0x100
+                   else f'\\u{ord(c):04x}' for c in text)
 
 
 class Console:
@@ -1510,214 +1550,154 @@ class Console:
                 print(f'petstore-stub: {message}', file=sys.stderr, flush=True)
 
 
-def access_line(environ: dict, status: int | None, seconds: float) -> str:
-    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
-    target = environ.get('REQUEST_URI')
-    if target is None:
-        query = environ.get('QUERY_STRING')
-        target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
-    shown = 'dropped' if status is None else status
-    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {environ.get("REMOTE_ADDR") or "-"} '
-            f'{printable(environ["REQUEST_METHOD"])} {printable(target)} {shown} '
-            f'{seconds * 1000:.1f}ms')
+def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
+    """The ``/__admin/`` endpoints (``--admin``; always on in ``serve()``), for test suites
+    in any language. They need the key, like every operation."""
+
+    @api.post(f'{ADMIN_PREFIX}reset', name='admin.reset')
+    def reset() -> str:
+        stub.clear()
+        bottle.response.status = 204
+        return ''
+
+    @api.get(f'{ADMIN_PREFIX}requests', name='admin.requests')
+    def requests() -> str:
+        return to_json(stub.requests)
+
+    @api.post(f'{ADMIN_PREFIX}fixtures', name='admin.fixtures')
+    def fixtures() -> str:
+        bottle.response.status = 201
+        return to_json(stub.load_fixtures())
+
+    @api.post(f'{ADMIN_PREFIX}faults', name='admin.faults')
+    def faults() -> str:
+        check_content_type(bottle.request.content_type)
+        fault = parse_fault(parse_json_object(read_body(bottle.request)))
+        stub.fail_next(**fault)
+        bottle.response.status = 201
+        return to_json(fault)
 
 
-def printable(text: str) -> str:
-    """``text`` with every character outside printable ASCII escaped: no forged line, no
-    terminal escape."""
-    if text.isascii() and text.isprintable():
-        return text
-    return ''.join(c if ' ' <= c <= '~' else f'\\x{ord(c):02x}' if ord(c) < 0x100
-                   else f'\\u{ord(c):04x}' for c in text)
+def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str]) -> None:
+    """What needs no key: the index at ``/``, the OpenAPI description, and no favicon."""
+
+    @api.get('/', name='index')
+    def index() -> str:
+        base = mount_point() + base_path
+        demo = f' (here the demo key {DEMO_API_KEY})' if DEMO_API_KEY in api_keys else ''
+        return to_json({
+            'name': 'Pet Store API (petstore-stub)',
+            'version': API_VERSION,
+            'base_path': base,
+            'base_url': f'{public_origin(bottle.request.environ)}{base}',
+            'openapi': f'{base}/openapi.json',
+            'operations': {
+                'listPets': f'GET {base}/pets?limit=1..100&status=available|pending|sold',
+                'createPet': f'POST {base}/pets',
+                'getPet': f'GET {base}/pets/{{petId}} (deprecated, sunset {SUNSET})',
+                'listOrders': f'GET {base}/store/orders (not implemented: 501)',
+            },
+            'authentication': f'send the header Authorization: Bearer <API key>{demo}; '
+                              'the stub prints its key when it starts',
+        })
+
+    @api.get(f'{base_path}/openapi.json', name='openapi')
+    def openapi() -> str:
+        return to_json(openapi_document(mount_point() + base_path, base_path))
+
+    @api.get(FAVICON, name='favicon')
+    def favicon() -> str:
+        # No icon: a browser asks for one on its own, and a 204 stops it asking.
+        bottle.response.status = 204
+        return ''
 
 
-def without_frames(error: BaseException) -> tuple[BaseException, str]:
-    """An exception and its traceback as text, the exception cut loose from the frames.
+def public_origin(environ: dict) -> str:
+    """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy)."""
+    host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
+    return f'{environ["wsgi.url_scheme"]}://{host}'
 
-    A traceback holds every local of every frame it passes through (a request's
-    body among them); an exception kept for later must not keep them alive.
+
+def load_fixtures(store: PetStore, path: str | os.PathLike | bool | None = None) -> list[dict]:
+    """Add the demo animals (or those in ``path``) to ``store`` if it is empty; else 409.
+
+    Fixtures go into an empty store only: a second load, or a restart with
+    ``--fixtures``, never duplicates them.
     """
-    text = ''.join(traceback.format_exception(error))
-    link: BaseException | None = error
-    while link is not None:
-        link.__traceback__ = None
-        link = link.__cause__ or link.__context__
-    return error, text
+    new_pets = read_fixtures(path)
+    if len(store):
+        raise ApiError(409, 'store_not_empty',
+                       f'the store already holds {pets_phrase(len(store))}; fixtures go into an '
+                       'empty store only: reset it first')
+    return store.add_many(new_pets)
 
 
-def route_as_sent(environ: dict) -> None:
-    """Route on the path as the client sent it, one segment at a time.
-
-    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is
-    ``/v1/pets/1``. A path whose segments decoding would change (an encoded
-    slash as in ``/v1/pets%2F1``, an empty or dot segment as in ``/v1//pets``,
-    or bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, and
-    matches no route: 404.
-    """
-    target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
-    if target is None:  # in-process, as WebTest calls it: the path is already decoded
-        sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
-    else:
-        sent = target.partition('?')[0]
-        if not sent.startswith('/'):  # the absolute form, http://host/path
-            sent = urllib.parse.urlsplit(sent).path or '/'
-    if sent == '/' or not ('%' in sent or '//' in sent or '/.' in sent or not sent):
-        return
-    if not all(is_plain_segment(segment) for segment in sent[1:].split('/')):
-        environ['PATH_INFO'] = sent
-
-
-def is_plain_segment(segment: str) -> bool:
+def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
+    """The NewPets in a fixtures file (a JSON array); the demo animals for None or True."""
+    path = Path(path) if path and path is not True else data_path('pets.json')
     try:
-        decoded = urllib.parse.unquote_to_bytes(segment).decode('utf-8')
-    except UnicodeDecodeError:
-        return False
-    return decoded not in ('', '.', '..') and '/' not in decoded
+        documents = loads_strict(path.read_text(encoding='utf-8'))
+    except (OSError, ValueError) as error:
+        raise DatabaseError(f'{path}: cannot read the fixtures ({error})') from None
+    if not isinstance(documents, list):
+        raise DatabaseError(f'{path}: fixtures must be a JSON array of NewPet objects')
+    new_pets = []
+    for number, document in enumerate(documents, start=1):
+        try:
+            if not isinstance(document, dict):
+                raise bad_body('it is not a JSON object')
+            new_pets.append(parse_new_pet(document))
+        except ApiError as error:
+            raise DatabaseError(f'{path}: animal {number} is not a NewPet: {error.message}') from None
+    return new_pets
 
 
-# -- The OpenAPI description --------------------------------------------------
+def data_path(name: str) -> Path:
+    """A file of ``data/``: beside this file, or where the wheel put it."""
+    here = Path(__file__).resolve().parent
+    for folder in (here / 'data', here / 'petstore_stub_data'):
+        if (folder / name).is_file():
+            return folder / name
+    raise FileNotFoundError(f'{name} is not in data/ beside {here}')
+
+
+def pets_phrase(count: int) -> str:
+    return f'{count} pet' if count == 1 else f'{count} pets'
+
+
+# -- The OpenAPI description ----------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def openapi_template() -> dict:
+    return json.loads(data_path('openapi.json').read_text(encoding='utf-8'))
+
 
 def openapi_document(served_base: str, base_path: str) -> dict:
-    """OpenAPI 3.0 for exactly what the stub serves, ``GET <base path>/openapi.json``."""
-    other_base = STAGING_BASE_PATH if base_path == BASE_PATH else BASE_PATH
-    servers = [{'url': served_base, 'description': 'this stub'},
-               {'url': other_base, 'description': 'the same stub run with'
-                + (' --staging' if other_base == STAGING_BASE_PATH else 'out --staging')}]
-    return {
-        'openapi': '3.0.3',
-        'info': {
-            'title': 'Pet Store API', 'version': API_VERSION,
-            'description': 'Served by petstore-stub, a strict local stub. Every error has the '
-                           'Error body. Unknown paths answer 404 and wrong methods 405, '
-                           'both with an Error body.',
-        },
-        'servers': servers,
-        'security': [{'bearerAuth': []}],
-        'paths': {
-            '/pets': {'get': list_pets_operation(), 'post': create_pet_operation()},
-            '/pets/{petId}': {'get': get_pet_operation()},
-            '/store/orders': {'get': list_orders_operation()},
-        },
-        'components': openapi_components(),
-    }
+    """``data/openapi.json``, the contract, with its servers: this stub first, then the
+    base path the same stub takes with (or without) ``--staging``."""
+    document = copy.deepcopy(openapi_template())
+    staging = base_path == STAGING_BASE_PATH
+    other = BASE_PATH if staging else STAGING_BASE_PATH
+    document['servers'] = [
+        {'url': served_base, 'description': 'this stub'},
+        {'url': other, 'description': 'the same stub run with' + ('out' if staging else '')
+                                      + ' --staging'},
+    ]
+    return document
 
 
-def json_response(description: str, schema: str, headers: dict | None = None) -> dict:
-    content = {'application/json': {'schema': {'$ref': f'#/components/schemas/{schema}'}}}
-    response = {'description': description, 'content': content}
-    if headers:
-        response['headers'] = headers
-    return response
+# -- The server: waitress, behind one adapter ----------------------------------
 
+#: waitress's worker threads. Measured under 16 keep-alive clients, 4 (its default) served
+#: half as many requests as 8 or 16, and more threads waiting on one log write share it.
+SERVER_THREADS = 16
+#: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
+SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
+#: Open connections the server holds, idle or slow ones included, before new ones wait;
+#: and how long a connection may stay silent before it is closed (seconds).
+CONNECTION_LIMIT = 1000
+IDLE_TIMEOUT = 120
 
-def error_response(description: str, headers: dict | None = None) -> dict:
-    return json_response(description, 'Error', headers)
-
-
-def header(description: str, example: str) -> dict:
-    return {'description': description, 'schema': {'type': 'string'}, 'example': example}
-
-
-UNAUTHORIZED = {'$ref': '#/components/responses/Unauthorized'}
-INTERNAL_ERROR = error_response('internal_error, or storage_error when the file cannot be written')
-
-
-def list_pets_operation() -> dict:
-    return {
-        'operationId': 'listPets', 'summary': 'List pets, in ascending id order',
-        'description': 'The limit applies after the status filter. No pagination beyond limit; '
-                       'any other query parameter, or one given twice, is a 400.',
-        'parameters': [
-            {'name': 'limit', 'in': 'query', 'required': False,
-             'schema': {'type': 'integer', 'format': 'int32', 'minimum': LIMIT_MIN,
-                        'maximum': LIMIT_MAX, 'default': LIMIT_DEFAULT}},
-            {'name': 'status', 'in': 'query', 'required': False,
-             'schema': {'$ref': '#/components/schemas/PetStatus'}},
-        ],
-        'responses': {
-            '200': json_response('At most limit pets', 'Pets'),
-            '400': error_response('invalid_parameter: a bad limit or status, or an unknown '
-                                  'parameter'),
-            '401': UNAUTHORIZED,
-            '500': INTERNAL_ERROR,
-        },
-    }
-
-
-def create_pet_operation() -> dict:
-    return {
-        'operationId': 'createPet', 'summary': 'Add a pet',
-        'requestBody': {'required': True, 'content': {'application/json': {
-            'schema': {'$ref': '#/components/schemas/NewPet'}}}},
-        'responses': {
-            '201': json_response('The pet was added and is on disk', 'Pet', {
-                'Location': header('The new pet', f'{BASE_PATH}/pets/14')}),
-            '400': error_response('invalid_body: not one JSON object, a missing or invalid field, '
-                                  'or an unknown field'),
-            '401': UNAUTHORIZED,
-            '413': error_response(f'payload_too_large: the body is over {MAX_BODY_BYTES} bytes'),
-            '415': error_response('unsupported_media_type: the body is not application/json'),
-            '500': INTERNAL_ERROR,
-        },
-    }
-
-
-def get_pet_operation() -> dict:
-    return {
-        'operationId': 'getPet', 'summary': 'Get a pet by id', 'deprecated': True,
-        'description': f'Deprecated; removed on {SUNSET}. Use GET /pets with the status filter.',
-        'parameters': [{'name': 'petId', 'in': 'path', 'required': True,
-                        'schema': {'type': 'integer', 'format': 'int64'}}],
-        'responses': {
-            '200': json_response('The pet', 'Pet', {
-                'Deprecation': header('RFC 9745: since when', f'@{DEPRECATED_SINCE}'),
-                'Sunset': header('RFC 8594: when it goes away', SUNSET),
-                'Link': header('The replacement', f'<{BASE_PATH}/pets>; rel="successor-version"'),
-            }),
-            '400': error_response('invalid_parameter: petId is not an int64'),
-            '401': UNAUTHORIZED,
-            '404': error_response('not_found: no pet has that id'),
-            '500': INTERNAL_ERROR,
-        },
-    }
-
-
-def list_orders_operation() -> dict:
-    return {
-        'operationId': 'listOrders', 'summary': 'Store orders: named by the spec, not described',
-        'responses': {'401': UNAUTHORIZED,
-                      '501': error_response('not_implemented: the stub does not serve orders')},
-    }
-
-
-def openapi_components() -> dict:
-    int64 = {'type': 'integer', 'format': 'int64'}
-    new_pet_fields = {'name': {'type': 'string', 'minLength': 1}, 'categoryId': int64,
-                      'status': {'$ref': '#/components/schemas/PetStatus'}}
-    return {
-        'securitySchemes': {'bearerAuth': {
-            'type': 'http', 'scheme': 'bearer',
-            'description': 'The API key as a bearer token. Keys are set with --api-key; '
-                           f'on loopback the demo key {DEMO_API_KEY} works by default.'}},
-        'responses': {'Unauthorized': error_response(
-            'unauthorized (no bearer credentials) or invalid_token (a wrong key)',
-            {'WWW-Authenticate': header('RFC 6750 challenge', f'Bearer realm="{REALM}"')})},
-        'schemas': {
-            'PetStatus': {'type': 'string', 'enum': list(PET_STATUSES)},
-            'NewPet': {'type': 'object', 'required': ['name', 'categoryId'],
-                       'properties': new_pet_fields, 'additionalProperties': False},
-            'Pet': {'type': 'object', 'required': ['id', 'name', 'categoryId'],
-                    'properties': {'id': {**int64, 'minimum': 1}, **new_pet_fields},
-                    'additionalProperties': False},
-            'Pets': {'type': 'array', 'items': {'$ref': '#/components/schemas/Pet'}},
-            'Error': {'type': 'object', 'required': ['code', 'message', 'status'],
-                      'properties': {'code': {'type': 'string'}, 'message': {'type': 'string'},
-                                     'status': {'type': 'integer'}}},
-        },
-    }
-
-
-# -- Serving ------------------------------------------------------------------
 
 class ServerError(Exception):
     """An exception raised inside the server thread, re-raised in the caller's."""
@@ -1740,6 +1720,27 @@ class Waitress:
       the socket; ``connection()`` reaches the socket through it.
     """
 
+    class JSONErrorTask(waitress.task.ErrorTask):
+        """waitress's answer to a request it cannot parse, as the spec's Error body."""
+
+        def execute(self) -> None:
+            error = self.request.error  # a waitress.utilities.Error: code, reason, body
+            if error.code == 500:
+                message = 'the stub failed on this request; its log has the traceback'
+            else:
+                message = f'the request is not valid HTTP: {error.body}'
+            body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
+            self.status = f'{error.code} {error.reason}'
+            self.response_headers.append(('Content-Type', 'application/json'))
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    class Channel(waitress.channel.HTTPChannel):
+        """waitress's connection, with the task above for what it cannot parse."""
+
+    Channel.error_task_class = JSONErrorTask
+
     def __init__(self, app: Any, host: str, port: int, threads: int) -> None:
         # waitress warns on every queued request; under load that is a log line per request.
         logging.getLogger('waitress.queue').setLevel(logging.ERROR)
@@ -1748,7 +1749,7 @@ class Waitress:
             max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
             channel_timeout=IDLE_TIMEOUT, asyncore_use_poll=True,
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
-        self._server.channel_class = JSONErrorChannel
+        self._server.channel_class = self.Channel
         self.port = int(self._server.effective_port)
 
     def run(self) -> None:
@@ -1761,7 +1762,7 @@ class Waitress:
             # The event loop sleeps in poll(); the trigger wakes it to close the connections
             # itself. The trigger's own pipe is closed only once the loop has ended: the loop
             # may run the thunk before pull_trigger returns.
-            server.trigger.pull_trigger(functools.partial(self._close_connections))
+            server.trigger.pull_trigger(self._close_connections)
         else:
             self._close_connections()
 
@@ -1791,27 +1792,6 @@ class Waitress:
             raise ConnectionAbortedError('a fault that closes the connection needs a real '
                                          'connection: use serve(), not an in-process app')
         return channel.socket
-
-
-class JSONErrorTask(waitress.task.ErrorTask):
-    """waitress's answer to a request it cannot parse, as the spec's Error body."""
-
-    def execute(self) -> None:
-        error = self.request.error  # a waitress.utilities.Error: code, reason, body
-        if error.code == 500:
-            message = 'the stub failed on this request; its log has the traceback'
-        else:
-            message = f'the request is not valid HTTP: {error.body}'
-        body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
-        self.status = f'{error.code} {error.reason}'
-        self.response_headers.append(('Content-Type', 'application/json'))
-        self.set_close_on_finish()
-        self.content_length = len(body)
-        self.write(body)
-
-
-class JSONErrorChannel(waitress.channel.HTTPChannel):
-    error_task_class = JSONErrorTask
 
 
 class ForwardedHeaders:
@@ -2021,6 +2001,10 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
 
 # -- The command line ---------------------------------------------------------
 
+DEFAULT_DB = 'petstore.json'
+MEMORY_DB = ':memory:'
+DEFAULT_PORT = 8080
+
 EXAMPLES = f"""\
 examples:
   petstore-stub --fixtures                  demo animals, http://127.0.0.1:8080/v1
@@ -2123,10 +2107,6 @@ def check_host(host: str) -> None:
     except (OSError, UnicodeError) as error:
         reason = getattr(error, 'strerror', None) or 'not a host name'
         raise ValueError(f'--host {host!r}: {reason}') from None
-
-
-def pets_phrase(count: int) -> str:
-    return f'{count} pet' if count == 1 else f'{count} pets'
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -2235,7 +2215,7 @@ def run_until_stopped(server: StubServer) -> int:
     return 0
 
 
-# -- pytest fixtures ----------------------------------------------------------
+# -- The pytest fixtures ------------------------------------------------------
 # The package registers this module under the ``pytest11`` entry point. The
 # fixtures exist only when pytest is already running, so serving the stub
 # never imports pytest, nor needs it installed.

@@ -2,6 +2,7 @@ import http.client
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
@@ -37,6 +38,13 @@ def store(request: pytest.FixtureRequest, tmp_path) -> Iterator[stub.PetStore]:
     """Each store test runs over both storages."""
     with stub.PetStore(None if request.param == 'memory' else tmp_path / 'pets.json') as store:
         yield store
+
+
+def wait_until(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, 'the condition never held'
+        time.sleep(0.001)
 
 
 def listed(store: stub.PetStore, limit: int = 100, status: str | None = None) -> list[dict]:

@@ -103,7 +103,7 @@ def test_fixtures_load_the_demo_animals_once(capsys, tmp_path):
 
 
 def test_demo_animals_cover_every_status_several_categories_and_one_without_status():
-    animals = json.loads(stub.demo_fixtures_path().read_text(encoding='utf-8'))
+    animals = json.loads(stub.data_path("pets.json").read_text(encoding='utf-8'))
     assert len(animals) >= 12
     assert {pet.get('status') for pet in animals} == {'available', 'pending', 'sold', None}
     assert len({pet['categoryId'] for pet in animals}) >= 3

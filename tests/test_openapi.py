@@ -36,7 +36,7 @@ def test_servers_list_this_stub_first_and_the_other_base_path(document):
 def test_openapi_operations_are_exactly_the_served_routes(document):
     app_base = document['servers'][0]['url']
     app = stub.create_app(base_path=app_base)
-    served = {(route.method, route.rule): route.name for route in app.routes
+    served = {(route.method, route.rule): route.name for route in app.api.routes
               if route.rule.startswith(app_base) and route.name != 'openapi'}
     described = {(method.upper(), app_base + re.sub(r'\{petId\}', '<pet_id>', path)):
                  operation['operationId']

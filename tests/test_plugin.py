@@ -68,12 +68,14 @@ def test_the_overridden_key_is_used(petstore_server, petstore_app):
 '''
 
 
+@pytest.mark.slow
 def test_another_projects_tests_pass_with_no_conftest(pytester):
     pytester.makepyfile(test_client=ANOTHER_PROJECTS_TESTS)
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=8)
 
 
+@pytest.mark.slow
 def test_another_projects_tests_pass_under_xdist_sharing_nothing_on_disk(pytester):
     pytester.makepyfile(test_client=ANOTHER_PROJECTS_TESTS)
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', '-n', '2')
@@ -81,6 +83,7 @@ def test_another_projects_tests_pass_under_xdist_sharing_nothing_on_disk(pyteste
     assert list(pytester.path.rglob('*.json')) == []
 
 
+@pytest.mark.slow
 def test_a_conftest_can_override_the_key(pytester):
     pytester.makeconftest(OVERRIDDEN_KEY.split('def test_')[0])
     pytester.makepyfile(test_key='def test_' + OVERRIDDEN_KEY.split('def test_')[1])
@@ -88,6 +91,7 @@ def test_a_conftest_can_override_the_key(pytester):
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_a_failure_inside_the_server_fails_the_test(pytester):
     pytester.makepyfile(test_broken='''
 import urllib.error, urllib.request

@@ -67,6 +67,7 @@ def test_the_readme_lists_every_error_code():
         assert f'`{code}`' in README, code
 
 
+@pytest.mark.slow
 def test_the_benchmark_runs_in_quick_mode():
     result = subprocess.run([sys.executable, str(ROOT / 'tests' / 'bench.py'), '--quick'],
                             capture_output=True, text=True, timeout=120)

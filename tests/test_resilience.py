@@ -6,13 +6,11 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import resource
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -50,6 +48,7 @@ def port_of(url: str) -> int:
 
 # -- memory -------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path('/proc/self/status').exists(), reason='reads RSS from /proc')
 def test_deeply_nested_bodies_are_400s_that_hold_no_memory():
     server = StubProcess('--db', ':memory:', '--quiet', '--admin')
@@ -65,6 +64,7 @@ def test_deeply_nested_bodies_are_400s_that_hold_no_memory():
     assert 'Traceback' not in server.process_stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path('/proc/self/status').exists(), reason='reads RSS from /proc')
 def test_the_journal_keeps_a_slice_of_each_body_whatever_its_size():
     server = StubProcess('--db', ':memory:', '--quiet', '--admin')
@@ -140,6 +140,7 @@ def test_a_closed_stdout_costs_no_request_and_is_reported_once():
     assert 'Traceback' not in server.process_stderr
 
 
+@pytest.mark.slow
 def test_a_stdout_nobody_reads_costs_no_request_and_lets_the_stub_stop():
     """Before, the server stalled after about 2,100 requests once the pipe was full."""
     server = StubProcess('--db', ':memory:')  # its stdout is a pipe this test never reads again
@@ -201,6 +202,7 @@ def names(port: int) -> list[str]:
     return [pet['name'] for pet in pets]
 
 
+@pytest.mark.slow
 def test_a_full_disk_stores_nothing_shows_nothing_and_recovers_without_a_restart(small_disk):
     server = StubProcess('--db', str(small_disk.folder / 'pets.json'), '--quiet')
     port = port_of(server.url)
@@ -220,6 +222,7 @@ def test_a_full_disk_stores_nothing_shows_nothing_and_recovers_without_a_restart
     assert restarted.stop(signal.SIGTERM) == 0
 
 
+@pytest.mark.slow
 def test_a_restart_on_a_full_disk_is_refused_in_one_line_and_loses_nothing(small_disk):
     path = small_disk.folder / 'pets.json'
     server = StubProcess('--db', str(path), '--quiet')
@@ -240,6 +243,7 @@ def test_a_restart_on_a_full_disk_is_refused_in_one_line_and_loses_nothing(small
 
 # -- crowded sockets -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_new_client_is_served_while_500_idle_and_100_slow_connections_are_open():
     """Before, 100 open connections (waitress's limit) made every new client wait for good."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import random
 import re
 import signal
 import subprocess
@@ -60,6 +59,7 @@ def test_concurrent_creates_get_distinct_ids_that_survive_a_restart(tmp_path):
         assert on_disk[str(pet['id'])] == {k: v for k, v in pet.items() if k != 'id'}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('round_number', range(3))
 def test_kill_9_loses_no_acknowledged_pet_and_leaves_a_valid_file(tmp_path, round_number):
     db = tmp_path / 'pets.json'
@@ -83,7 +83,9 @@ def test_kill_9_loses_no_acknowledged_pet_and_leaves_a_valid_file(tmp_path, roun
     threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
     for thread in threads:
         thread.start()
-    time.sleep(random.uniform(0.2, 0.6))
+    # Each round kills at another point: after 100, 200 or 300 acknowledged creates.
+    while len(acknowledged) < 100 * (round_number + 1) and all(t.is_alive() for t in threads):
+        time.sleep(0.001)
     assert server.stop(signal.SIGKILL) == -signal.SIGKILL
     for thread in threads:
         thread.join()

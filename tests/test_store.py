@@ -4,22 +4,14 @@ import json
 import os
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 import petstore_stub as stub
-from conftest import fetched, listed
+from conftest import fetched, listed, wait_until
 from petstore_stub import DatabaseError, PetStore
 from tinydb import TinyDB
-
-def wait_until(condition, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, 'the condition never held'
-        time.sleep(0.001)
-
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 MYSTERY = {'name': 'Mystery', 'categoryId': 2}
