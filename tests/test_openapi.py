@@ -1,5 +1,6 @@
 """The OpenAPI description: valid, public, and the same as the routes the app serves."""
 
+import json
 import re
 
 import pytest
@@ -92,3 +93,14 @@ def test_the_statuses_the_app_returns_are_described(status, body):
         response = client.post_json('/v1/pets', body, status='*')
     assert response.status_int == status
     assert str(status) in document['paths']['/pets']['post']['responses']
+
+
+def test_the_document_agrees_with_the_code_on_every_number_and_date(document):
+    text = json.dumps(document)
+    for value in (stub.SUNSET, f'@{stub.DEPRECATED_SINCE}', str(stub.MAX_BODY_BYTES),
+                  stub.DEMO_API_KEY):
+        assert value in text, value
+    new_pet = document['components']['schemas']['NewPet']
+    assert tuple(new_pet['properties']) == stub.NEW_PET_FIELDS
+    assert new_pet['required'] == ['name', 'categoryId']
+    assert document['info']['version'] == stub.API_VERSION

@@ -83,3 +83,15 @@ def test_ci_runs_exactly_the_readme_test_command():
                 if line.startswith('python3 -m venv')]
     test_command = next(line for line in commands if 'pytest' in line)
     assert test_command in (ROOT / '.ci' / 'run').read_text(encoding='utf-8').splitlines()
+
+
+def test_the_procfile_line_starts_the_stub_with_flags_it_has():
+    (block,) = fenced_blocks('procfile')
+    process, _, command = block.strip().partition(': ')
+    program, *arguments = command.split()
+    assert (process, program) == ('web', 'petstore-stub')
+    assert 'petstore-stub = "petstore_stub:main"' in (ROOT / 'pyproject.toml').read_text()
+    settings = stub.build_parser().parse_args(arguments)
+    assert (settings.host, settings.fixtures, settings.trust_proxy) == ('0.0.0.0', '', True)
+    help_text = stub.build_parser().format_help()
+    assert all(argument in help_text for argument in arguments if argument.startswith('--'))
