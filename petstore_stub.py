@@ -36,20 +36,20 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
 The file reads in two parts, each section under a banner; a first read may
 stop at the end of part 1. Where each begins:
 
-    line  103  Part 1: the Pet Store API, as a student meets it
-    line  106  Constants
-    line  136  ApiError: the one exception, and the Error body
-    line  202  Validation: pure functions from raw input to clean values
-    line  387  The bearer check
-    line  409  The app: the four operations
-    line  478  The store the operations use
-    line  561  Part 2: the machinery
-    line  568  Durable storage: the TinyDB file, its log, and group commit
-    line 1034  The fixture server: StubApp and its pieces
-    line 1668  The OpenAPI description
-    line 1689  The server: waitress, behind one adapter
-    line 2002  The command line
-    line 2218  The pytest fixtures
+    line  105  Part 1: the Pet Store API, as a student meets it
+    line  108  Constants
+    line  138  ApiError: the one exception, and the Error body
+    line  204  Validation: pure functions from raw input to clean values
+    line  389  The bearer check
+    line  411  The app: the four operations
+    line  482  The store the operations use
+    line  565  Part 2: the machinery
+    line  572  Durable storage: the TinyDB file, its log, and group commit
+    line 1038  The fixture server: StubApp and its pieces
+    line 2050  The OpenAPI description
+    line 2071  The server: waitress, behind one adapter
+    line 2371  The command line
+    line 2613  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -69,11 +69,13 @@ import json
 import logging
 import os
 import queue
+import random
 import re
 import secrets
 import signal
 import socket
 import stat
+import struct
 import sys
 import threading
 import time
@@ -410,14 +412,16 @@ def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
 
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-               journal_size: int = 1000, access_log: Console | None = None) -> StubApp:
+               trust_proxy: bool = False, journal_size: int = 1000,
+               access_log: Console | None = None) -> StubApp:
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
     ``/staging/v1``. The rest is for the fixture server and demos (see
     ``StubApp``): ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets
     pages on any origin call it, the journal keeps the last ``journal_size``
-    requests, and ``access_log`` gets a line per request.
+    requests, ``trust_proxy`` takes the client's address from ``X-Forwarded-*``
+    headers, and ``access_log`` gets a line per request.
     """
     if not api_keys:
         raise ValueError('give at least one API key')
@@ -467,7 +471,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
     api.default_error_handler = render_bottle_error
     return StubApp(api, store, api_keys, base_path, admin=admin, cors=cors,
-                   journal_size=journal_size, access_log=access_log)
+                   trust_proxy=trust_proxy, journal_size=journal_size, access_log=access_log)
 
 
 def mount_point() -> str:
@@ -1037,7 +1041,9 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 # documents and the admin endpoints, installs the faults as a bottle plugin,
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
-#     AccessLog -> RouteAsSent -> Journal -> Delay -> Cors -> bottle (key check, routes, faults)
+#     AccessLog -> ForwardedHeaders -> RouteAsSent -> Journal -> Delay -> Cors -> bottle
+#
+# (the last with the key check, the routes, and the faults as a plugin).
 
 ADMIN_PREFIX = '/__admin/'
 JOURNAL_SIZE = 1000
@@ -1051,8 +1057,19 @@ ERRORS_KEPT = 100
 CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
 CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
 CORS_MAX_AGE = '600'
-#: Set in the WSGI environ when a fault has dropped the connection.
+#: The faults chaos draws from unless told otherwise.
+CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
+#: What a fault does to a request, by name; a status (400..599) answers with that status.
+FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
+#: Seconds a 'hang' or a 'slow' fault takes unless told; no fault holds a worker longer
+#: than FAULT_SECONDS_MAX.
+FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
+FAULT_SECONDS_MAX = 60.0
+#: Set in the WSGI environ: the fault that fired; a connection closed with no response;
+#: a response cut short on purpose.
+FAULT = 'petstore_stub.fault'
 DROPPED = 'petstore_stub.dropped'
+TRUNCATED = 'petstore_stub.truncated'
 
 
 class StubApp:
@@ -1065,8 +1082,8 @@ class StubApp:
     """
 
     def __init__(self, api: bottle.Bottle, store: PetStore, api_keys: Sequence[str],
-                 base_path: str, *, admin: bool, cors: bool, journal_size: int,
-                 access_log: Console | None) -> None:
+                 base_path: str, *, admin: bool, cors: bool, trust_proxy: bool,
+                 journal_size: int, access_log: Console | None) -> None:
         self.api = api
         self.store = store
         self.api_keys = tuple(api_keys)
@@ -1081,7 +1098,7 @@ class StubApp:
         self.generation = 0  #: counts clear(): a request older than the last one is stale
         self.cleared = threading.Event()  #: set by clear(), to release delayed requests
         self.held = 0  #: how many requests a delay holds now
-        self.faults = FaultPlugin()
+        self.faults = FaultPlugin(self)
         self.lock = threading.Lock()  #: guards the journal and the count of held requests
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         add_documents(api, base_path, self.api_keys)
@@ -1090,6 +1107,9 @@ class StubApp:
         api.install(self.faults)
         app: Any = Delay(Cors(api) if cors else api, self)
         app = RouteAsSent(Journal(app, self))
+        if trust_proxy:
+            app = ForwardedHeaders(app)
+        self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -1100,8 +1120,7 @@ class StubApp:
         with self.lock:
             self.generation += 1
             self.journal.clear()
-            self.cleared.set()
-            self.cleared = threading.Event()
+        self.release()
         self.faults.clear()
         self.delay = 0.0
         self.store.reset()
@@ -1117,11 +1136,51 @@ class StubApp:
         with self._fixtures_lock:
             return load_fixtures(self.store, path)
 
-    def fail_next(self, status: int | str, times: int = 1, route: str | None = None) -> None:
-        """Answer the next ``times`` requests (to ``route``, an operationId, or any) with
-        ``status`` and an Error body, after the key is checked; ``"drop"`` closes the
-        connection instead of answering."""
-        self.faults.add(parse_fault({'status': status, 'times': times, 'route': route}))
+    def fail_next(self, fault: int | str, times: int = 1, route: str | None = None, *,
+                  after: int = 0, retry_after: int | None = None,
+                  seconds: float | None = None) -> None:
+        """Answer the next ``times`` requests (to ``route``, an operationId, or any), once
+        ``after`` more have passed, with ``fault``: an error status (with a Retry-After of
+        ``retry_after`` seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for
+        ``hang`` and ``slow``). A fault fires after the key is checked."""
+        try:
+            checked = parse_fault({'fault': fault, 'times': times, 'route': route,
+                                   'after': after, 'retry_after': retry_after,
+                                   'seconds': seconds})
+        except ApiError as error:
+            raise ValueError(error.message) from None
+        self.faults.add(checked)
+
+    def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
+              seed: int | None = None) -> int:
+        """Give each API request a fault drawn from ``faults`` with probability ``rate``.
+
+        The draw is seeded: the same seed and the same sequence of requests give
+        the same faults. Returns the seed (one is chosen if none is given), so a
+        run can be repeated. ``rate`` 0, or clear(), turns chaos off.
+        """
+        try:
+            checked = parse_chaos({'rate': rate, 'faults': list(faults), 'seed': seed})
+        except ApiError as error:
+            raise ValueError(error.message) from None
+        self.faults.chaos = Chaos(**checked) if checked['rate'] else None
+        return checked['seed']
+
+    def hold(self, seconds: float) -> None:
+        """Hold this request (a worker thread) for ``seconds``, or until clear() or release()."""
+        with self.lock:
+            self.held += 1
+        try:
+            self.cleared.wait(seconds)
+        finally:
+            with self.lock:
+                self.held -= 1
+
+    def release(self) -> None:
+        """Let every held request go at once (a delay, a hang)."""
+        with self.lock:
+            self.cleared.set()
+            self.cleared = threading.Event()
 
     @property
     def requests(self) -> list[dict]:
@@ -1129,10 +1188,150 @@ class StubApp:
         with self.lock:
             return list(self.journal)
 
+    def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
+                      headers: Mapping[str, str] | None = None, times: int | None = None) -> None:
+        """Assert that the client sent ``what`` (an operationId, or ``'METHOD /path'``), with
+        this body, query and headers where given, ``times`` times if given, else at least once.
+
+        The message of a failure lists what was recorded for ``what``, and how the
+        closest request differs, field by field.
+        """
+        __tracebackhide__ = True  # pytest shows the message, not the stub's frames
+        report = call_report(self.requests, what, self.base_path, json, query, headers, times)
+        if report:
+            raise AssertionError(report)
+
+    def assert_not_called(self, what: str) -> None:
+        """Assert that the client never sent ``what`` (an operationId, or ``'METHOD /path'``)."""
+        __tracebackhide__ = True
+        calls = [entry for entry in self.requests if is_call_to(entry, what, self.base_path)]
+        if calls:
+            raise AssertionError('\n'.join(
+                [f'{what} was called {times_phrase(len(calls))}; expected never:']
+                + [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]))
+
     def record(self, entry: dict, generation: int) -> None:
         with self.lock:
             if generation == self.generation:
                 self.journal.append(entry)
+
+
+def call_report(entries: list[dict], what: str, base_path: str, json: Any,
+                query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
+                times: int | None) -> str | None:
+    """Why the calls recorded in ``entries`` do not satisfy assert_called; None if they do."""
+    calls = [entry for entry in entries if is_call_to(entry, what, base_path)]
+    differences = [call_differences(entry, json, query, headers) for entry in calls]
+    matching = differences.count([])
+    if matching if times is None else matching == times:
+        return None
+    wanted = ', '.join(f'{name}={value!r}' for name, value in
+                       (('json', json), ('query', query), ('headers', headers)) if value is not None)
+    with_wanted = f' with {wanted}' if wanted else ''
+    if times is None:
+        lines = [f'{what} was not called{with_wanted}.']
+    else:
+        lines = [f'{what} was called {times_phrase(matching)}{with_wanted}; expected '
+                 f'{times_phrase(times)}.']
+    if not calls:
+        others = [describe_call(entry) for entry in entries]
+        lines.append(f'No {what} request was recorded' + (
+            '; the journal holds:' if others else ', nor any other.'))
+        lines += [f'  {number}. {call}' for number, call in enumerate(others, 1)]
+        return '\n'.join(lines)
+    lines.append(f'Recorded {what} requests ({len(calls)}):')
+    lines += [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]
+    if not matching:
+        closest = min(range(len(calls)), key=lambda index: len(differences[index]))
+        lines.append(f'The closest, #{closest + 1}, differs in:')
+        lines += [f'  {difference}' for difference in differences[closest]]
+    return '\n'.join(lines)
+
+
+def is_call_to(entry: dict, what: str, base_path: str) -> bool:
+    if what in OPERATIONS:
+        return entry['operation'] == what
+    method, _, path = what.partition(' ')
+    if not path.startswith('/'):
+        raise ValueError(f"name an operation ({', '.join(OPERATIONS)}) or 'METHOD /path'; "
+                         f'got {what!r}')
+    return entry['method'] == method.upper() and entry['path'] in (path, base_path + path)
+
+
+def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
+                     headers: Mapping[str, str] | None) -> list[str]:
+    """How a recorded request differs from what was expected, one line a field."""
+    differences = []
+    if json is not None:
+        sent = entry['body']
+        if isinstance(json, dict) and isinstance(sent, dict):
+            for name in [*json, *(name for name in sent if name not in json)]:
+                if name not in sent:
+                    differences.append(f'{name}: expected {json[name]!r}, missing')
+                elif name not in json:
+                    differences.append(f'{name}: not expected, sent {sent[name]!r}')
+                elif not same_json(json[name], sent[name]):
+                    differences.append(f'{name}: expected {json[name]!r}, sent {sent[name]!r}')
+        elif not same_json(json, sent):
+            differences.append(f'body: expected {json!r}, sent {sent!r}')
+    if query is not None:
+        sent_query = {name: values[0] if len(values) == 1 else values
+                      for name, values in parse_query_leniently(entry['query']).items()}
+        for name, value in query.items():
+            expected = [str(v) for v in value] if isinstance(value, list) else str(value)
+            if name not in sent_query:
+                differences.append(f'query {name}: expected {expected!r}, missing')
+            elif sent_query[name] != expected:
+                differences.append(f'query {name}: expected {expected!r}, '
+                                   f'sent {sent_query[name]!r}')
+    for name, value in (headers or {}).items():
+        sent_value = next((v for k, v in entry['headers'].items() if k.lower() == name.lower()),
+                          None)
+        if sent_value != value:
+            shown = 'missing' if sent_value is None else f'sent {sent_value!r}'
+            differences.append(f'header {name}: expected {value!r}, {shown}')
+    return differences
+
+
+def parse_query_leniently(query_string: str) -> dict[str, list[str]]:
+    try:
+        return parse_query(query_string)
+    except ApiError:
+        return {}
+
+
+def same_json(expected: Any, sent: Any) -> bool:
+    """Equal as JSON values: ``3`` is not ``'3'``, ``1`` is not ``true`` nor ``1.0``."""
+    if isinstance(expected, dict) and isinstance(sent, dict):
+        return expected.keys() == sent.keys() and all(same_json(expected[k], sent[k])
+                                                      for k in expected)
+    if isinstance(expected, (list, tuple)) and isinstance(sent, list):
+        return len(expected) == len(sent) and all(map(same_json, expected, sent))
+    return type(expected) is type(sent) and expected == sent
+
+
+def describe_call(entry: dict) -> str:
+    """``POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}``"""
+    target = entry['path'] + (f'?{entry["query"]}' if entry['query'] else '')
+    outcome = 'no response' if entry['status'] is None else str(entry['status'])
+    if entry.get('error'):
+        outcome += f' {entry["error"]["code"]}'
+    if entry.get('fault') is not None:
+        outcome += f' (fault {entry["fault"]})'
+    body = '' if entry['body'] is None else ' ' + json.dumps(entry['body'],
+                                                             ensure_ascii=False)[:120]
+    return f'{entry["method"]} {target} -> {outcome}{body}'
+
+
+def times_phrase(count: int) -> str:
+    return {0: 'no times', 1: 'once', 2: 'twice'}.get(count, f'{count} times')
+
+
+def is_refused_as_malformed(entry: dict) -> bool:
+    """A request the stub refused because the client built it wrong: a bad parameter or
+    body, an unknown path, a wrong method, a body too large or not JSON."""
+    status = entry['status']
+    return status in (400, 405, 413, 415) or (status == 404 and entry['operation'] is None)
 
 
 def is_admin_call(environ: dict) -> bool:
@@ -1140,16 +1339,20 @@ def is_admin_call(environ: dict) -> bool:
 
 
 class FaultPlugin:
-    """A bottle plugin: the faults fail_next() queues, fired in place of an operation.
+    """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation.
 
     It wraps the operations only, so a fault fires once the key has been
-    accepted: a 401 stays a 401.
+    accepted: a 401 stays a 401. A status, ``drop``, ``reset`` and ``hang``
+    fire instead of the operation; ``truncate``, ``malformed`` and ``slow``
+    alter its response, so the operation runs (a create stores its pet).
     """
 
     name = 'faults'
     api = 2
 
-    def __init__(self) -> None:
+    def __init__(self, stub: StubApp) -> None:
+        self.stub = stub
+        self.chaos: Chaos | None = None
         self._queue: list[dict] = []
         self._lock = threading.Lock()
 
@@ -1159,14 +1362,11 @@ class FaultPlugin:
 
         @functools.wraps(callback)
         def operation_or_fault(*args: Any, **kwargs: Any) -> Any:
-            status = self._take(route.name) if self._queue else None
-            if status is None:
+            fault = self._take(route.name) if self._queue or self.chaos else None
+            if fault is None:
                 return callback(*args, **kwargs)
-            if status == 'drop':
-                drop_connection(bottle.request.environ)
-                return ''
-            raise ApiError(status, error_code_name(status),
-                           f'{http.HTTPStatus(status).phrase} (a fault queued with fail_next)')
+            bottle.request.environ[FAULT] = fault['fault']
+            return fire(fault, self.stub, route.name, lambda: callback(*args, **kwargs))
         return operation_or_fault
 
     def add(self, fault: dict) -> None:
@@ -1176,36 +1376,137 @@ class FaultPlugin:
     def clear(self) -> None:
         with self._lock:
             self._queue.clear()
+            self.chaos = None
 
-    def _take(self, operation: str) -> int | str | None:
+    def _take(self, operation: str) -> dict | None:
+        """The fault for this request: the first queued one for its operation, else chaos's."""
         with self._lock:
             for fault in self._queue:
                 if fault['route'] in (None, operation):
+                    if fault['after']:
+                        fault['after'] -= 1
+                        return None
                     fault['times'] -= 1
                     if not fault['times']:
                         self._queue.remove(fault)
-                    return fault['status']
-        return None
+                    return fault
+        chaos = self.chaos
+        return None if chaos is None else chaos.draw()
+
+
+def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> Any:
+    """Answer with ``fault`` in place of, or on top of, the operation ``run``."""
+    kind, environ = fault['fault'], bottle.request.environ
+    if isinstance(kind, int):
+        retry_after = fault.get('retry_after')
+        raise ApiError(kind, error_code_name(kind),
+                       f'{http.HTTPStatus(kind).phrase} (a fault queued with fail_next)',
+                       {} if retry_after is None else {'Retry-After': str(retry_after)})
+    if kind in ('drop', 'reset', 'hang'):
+        if kind == 'hang':
+            stub.hold(fault['seconds'])  # until the client gives up, a reset, or the bound
+        Waitress.close_connection(environ, abort=kind == 'reset')
+        return ''
+    body = run()
+    data = body.encode('utf-8') if isinstance(body, str) else bytes(body)
+    if kind == 'malformed':
+        bottle.response.status = 201 if operation == 'createPet' else 200
+        return b'{"fault": "malformed", this is not JSON}\n'
+    bottle.response.content_length = len(data)  # the whole body's length, in every case
+    if kind == 'truncate':
+        environ[TRUNCATED] = True
+        return data[:len(data) // 2]
+    return drip(data, fault['seconds'], stub)  # slow
+
+
+def drip(data: bytes, seconds: float, stub: StubApp, pieces: int = 10) -> Iterator[bytes]:
+    """``data`` in ``pieces`` spread over ``seconds``; at once if the stub is cleared."""
+    cleared = stub.cleared
+    step = -(-len(data) // pieces) or 1
+    for start in range(0, len(data), step):
+        if start:
+            cleared.wait(seconds / pieces)
+        yield data[start:start + step]
+
+
+class Chaos:
+    """A fault for a share ``rate`` of requests, drawn from ``faults`` by a seeded generator:
+    the same seed and the same sequence of requests give the same faults."""
+
+    def __init__(self, rate: float, faults: Sequence[int | str], seed: int) -> None:
+        self.rate, self.faults, self.seed = rate, tuple(faults), seed
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+
+    def draw(self) -> dict | None:
+        with self._lock:
+            if self._random.random() >= self.rate:
+                return None
+            kind = self._random.choice(self.faults)
+        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0)}
 
 
 def parse_fault(document: Mapping[str, Any]) -> dict:
-    """A fault for fail_next -> ``{'status', 'times', 'route'}``, or 400.
+    """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400.
 
-    ``status`` is an error status (400..599) or ``"drop"``; ``times`` a
-    positive count (default 1); ``route`` an operationId or null for any.
+    ``fault`` is an error status (400..599) or a name of FAULT_KINDS (``status``
+    is its older name); ``times`` how many requests get it (1); ``route`` an
+    operationId, or null for any; ``after`` how many matching requests pass
+    first (0); ``retry_after`` seconds for a 429 or 503's Retry-After;
+    ``seconds`` how long a ``hang`` or ``slow`` takes.
     """
-    unknown = [field for field in document if field not in ('status', 'times', 'route')]
+    fields = ('fault', 'status', 'times', 'route', 'after', 'retry_after', 'seconds')
+    unknown = [field for field in document if field not in fields]
     if unknown:
-        raise bad_body(f'unknown field {unknown[0]!r}; a fault has status, times and route')
-    status, times = document.get('status'), document.get('times', 1)
-    route = document.get('route')
-    if status != 'drop' and not is_error_status(status):
-        raise bad_body(f'status must be an HTTP error status (400..599) or "drop"; got {status!r}')
-    if type(times) is not int or times < 1:
-        raise bad_body(f'times must be a positive whole number; got {times!r}')
+        raise bad_body(f'unknown field {unknown[0]!r}; a fault has fault, times, route, after, '
+                       'retry_after and seconds')
+    if 'fault' in document and 'status' in document:
+        raise bad_body('give fault or its older name status, not both')
+    fault = document.get('fault', document.get('status'))
+    times, after = document.get('times', 1), document.get('after', 0)
+    route, retry_after = document.get('route'), document.get('retry_after')
+    seconds = document.get('seconds')
+    if fault not in FAULT_KINDS and not is_error_status(fault):
+        raise bad_body(f'fault must be an HTTP error status (400..599) or one of '
+                       f'{", ".join(FAULT_KINDS)}; got {fault!r}')
+    for name, value, least in (('times', times, 1), ('after', after, 0)):
+        if type(value) is not int or value < least:
+            raise bad_body(f'{name} must be a whole number from {least}; got {value!r}')
     if route is not None and route not in OPERATIONS:
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or null; got {route!r}')
-    return {'status': status, 'times': times, 'route': route}
+    if retry_after is not None and (fault not in (429, 503) or type(retry_after) is not int
+                                    or not 0 <= retry_after <= 86_400):
+        raise bad_body('retry_after goes with a 429 or a 503: whole seconds, 0 to 86400; '
+                       f'got {retry_after!r}')
+    if seconds is not None and (fault not in FAULT_SECONDS or not is_seconds(seconds)):
+        raise bad_body(f'seconds goes with hang or slow: more than 0, at most '
+                       f'{FAULT_SECONDS_MAX:g}; got {seconds!r}')
+    return {'fault': fault, 'times': times, 'route': route, 'after': after,
+            'retry_after': retry_after,
+            'seconds': FAULT_SECONDS.get(fault, 0) if seconds is None else seconds}
+
+
+def parse_chaos(document: Mapping[str, Any]) -> dict:
+    """Chaos for chaos() or ``POST /__admin/chaos`` -> ``{'rate', 'faults', 'seed'}``, or 400."""
+    unknown = [field for field in document if field not in ('rate', 'faults', 'seed')]
+    if unknown:
+        raise bad_body(f'unknown field {unknown[0]!r}; chaos has rate, faults and seed')
+    rate, faults = document.get('rate'), document.get('faults', CHAOS_FAULTS)
+    seed = document.get('seed')
+    if type(rate) not in (int, float) or not 0 <= rate <= 1:
+        raise bad_body(f'rate must be a number from 0 to 1; got {rate!r}')
+    if (not isinstance(faults, (list, tuple)) or not faults
+            or any(f not in FAULT_KINDS and not is_error_status(f) for f in faults)):
+        raise bad_body('faults must be a list of HTTP error statuses (400..599) and names of '
+                       f'{", ".join(FAULT_KINDS)}; got {faults!r}')
+    if seed is not None and (type(seed) is not int or seed < 0):
+        raise bad_body(f'seed must be a whole number from 0; got {seed!r}')
+    return {'rate': rate, 'faults': list(faults),
+            'seed': secrets.randbelow(2 ** 32) if seed is None else seed}
+
+
+def is_seconds(value: Any) -> bool:
+    return type(value) in (int, float) and 0 < value <= FAULT_SECONDS_MAX
 
 
 def is_error_status(status: Any) -> bool:
@@ -1213,12 +1514,6 @@ def is_error_status(status: Any) -> bool:
         return type(status) is int and 400 <= http.HTTPStatus(status) <= 599
     except ValueError:
         return False
-
-
-def drop_connection(environ: dict) -> None:
-    """Close the client's connection with no response (``fail_next("drop")``)."""
-    Waitress.connection(environ).shutdown(socket.SHUT_RDWR)
-    environ[DROPPED] = True
 
 
 class Journal:
@@ -1244,7 +1539,8 @@ class Journal:
         result = self.app(environ, recording)
         if body is not None:
             status = None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
-            stub.record(journal_entry(environ, body.first_bytes(), status), generation)
+            error = error_of(result) if status and status >= 400 else None
+            stub.record(journal_entry(environ, body.first_bytes(), status, error), generation)
         return result
 
 
@@ -1265,7 +1561,7 @@ class Delay:
                 stub.held += 1
             try:
                 if stub.cleared.wait(stub.delay):
-                    drop_connection(environ)
+                    Waitress.close_connection(environ)
                     return []
             finally:
                 with stub.lock:
@@ -1299,6 +1595,72 @@ class Cors:
                                            ('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)],
                                   exc_info)
         return self.app(environ, with_cors)
+
+
+class ForwardedHeaders:
+    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the
+    proxy in front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``.
+
+    A proxy appends its value to any that a client sent, so the last value of
+    each is the proxy's own. A value that is not one is a 400.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict, start_response: Any) -> Any:
+        try:
+            apply_forwarded(environ)
+        except ApiError as error:
+            return send_error(error, start_response)
+        return self.app(environ, start_response)
+
+
+def apply_forwarded(environ: dict) -> None:
+    scheme, host, port, client = (forwarded(environ, name) for name in ('PROTO', 'HOST', 'PORT',
+                                                                        'FOR'))
+    if scheme is not None:
+        if scheme.lower() not in ('http', 'https'):
+            raise bad_forwarded('Proto', scheme, 'http or https')
+        environ['wsgi.url_scheme'] = scheme.lower()
+    if host is not None or port is not None:
+        match = HOST_PATTERN.fullmatch(host if host is not None else environ.get('HTTP_HOST', ''))
+        if match is None:
+            raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
+        number = parse_whole_number(port if port is not None else match['port'] or '443')
+        if number is None or not 0 < number <= 65535:
+            raise bad_forwarded('Port', port or '', 'a port number')
+        default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
+        has_port = port is not None or match['port'] is not None
+        environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
+                                                else '')
+    if client is not None:
+        try:
+            environ['REMOTE_ADDR'] = str(ipaddress.ip_address(client.strip('[]')))
+        except ValueError:
+            raise bad_forwarded('For', client, 'an IP address') from None
+
+
+def forwarded(environ: dict, name: str) -> str | None:
+    """The last value of ``X-Forwarded-<name>``: the one the proxy in front appended."""
+    value = environ.get(f'HTTP_X_FORWARDED_{name}')
+    return None if value is None else value.rpartition(',')[2].strip()
+
+
+def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
+    return ApiError(400, 'invalid_header',
+                    f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
+
+
+#: A Host header: a name or an IPv6 address in brackets, then perhaps a port.
+HOST_PATTERN = re.compile(
+    r'(?P<name>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::(?P<port>[0-9]{1,5}))?')
+
+
+def send_error(error: ApiError, start_response: Any) -> list[bytes]:
+    """Answer with an ApiError from outside bottle (a middleware)."""
+    start_response(error.status_line, error.headerlist)
+    return [error.body.encode('utf-8')]
 
 
 class RouteAsSent:
@@ -1373,7 +1735,17 @@ class BodyRecorder:
         return bytes(self._kept)
 
 
-def journal_entry(environ: dict, body: bytes, status: int | None) -> dict:
+def error_of(result: Iterable[bytes]) -> dict | None:
+    """The ``code`` and ``message`` of an Error body the app returned whole, else None."""
+    if not isinstance(result, list):
+        return None
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        error = json.loads(b''.join(result))
+        return {'code': error['code'], 'message': error['message'][:JOURNAL_TEXT_CHARS]}
+    return None
+
+
+def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
     """What the journal keeps of a request: about 10 KB at most, whatever the client sent.
 
     The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
@@ -1392,6 +1764,8 @@ def journal_entry(environ: dict, body: bytes, status: int | None) -> dict:
         'headers': headers,
         'body': decode_journal_body(body[:JOURNAL_BODY_BYTES], body_cut),
         'status': status,
+        'error': error,
+        'fault': environ.get(FAULT),
         'time': time.time(),
         'truncated': (headers_cut or body_cut
                       or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
@@ -1573,9 +1947,17 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     def faults() -> str:
         check_content_type(bottle.request.content_type)
         fault = parse_fault(parse_json_object(read_body(bottle.request)))
-        stub.fail_next(**fault)
+        stub.faults.add(dict(fault))
         bottle.response.status = 201
         return to_json(fault)
+
+    @api.post(f'{ADMIN_PREFIX}chaos', name='admin.chaos')
+    def chaos() -> str:
+        check_content_type(bottle.request.content_type)
+        settings = parse_chaos(parse_json_object(read_body(bottle.request)))
+        stub.chaos(**settings)
+        bottle.response.status = 201
+        return to_json(settings)
 
 
 def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str]) -> None:
@@ -1735,22 +2117,35 @@ class Waitress:
             self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
+            console = getattr(self.channel.server, 'petstore_access_log', None)
+            if console is not None:
+                line = getattr(self.request, 'first_line', b'').decode('latin-1') or '-'
+                console.log(f'{time.strftime("%Y-%m-%d %H:%M:%S")} {self.channel.addr[0]} '
+                            f'{printable(line[:JOURNAL_TEXT_CHARS])} {error.code} -')
 
     class Channel(waitress.channel.HTTPChannel):
         """waitress's connection, with the task above for what it cannot parse."""
 
     Channel.error_task_class = JSONErrorTask
 
-    def __init__(self, app: Any, host: str, port: int, threads: int) -> None:
+    def __init__(self, app: Any, host: str, port: int, threads: int,
+                 access_log: Console | None = None) -> None:
         # waitress warns on every queued request; under load that is a log line per request.
         logging.getLogger('waitress.queue').setLevel(logging.ERROR)
+        # It warns, too, of a body shorter than its Content-Length, which 'truncate' sends.
+        logging.getLogger('waitress').addFilter(self.quiet_truncation)
         self._server = waitress.create_server(
             app, host=host, port=port, threads=threads, ident='petstore-stub',
             max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
             channel_timeout=IDLE_TIMEOUT, asyncore_use_poll=True,
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
         self._server.channel_class = self.Channel
+        self._server.petstore_access_log = access_log  # read by JSONErrorTask
         self.port = int(self._server.effective_port)
+
+    @staticmethod
+    def quiet_truncation(record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith('application returned too few bytes')
 
     def run(self) -> None:
         self._server.run()
@@ -1785,79 +2180,36 @@ class Waitress:
         server.trigger.del_channel()
 
     @staticmethod
-    def connection(environ: dict) -> socket.socket:
-        """The socket of the connection that carries this request; a real one only."""
+    def close_connection(environ: dict, abort: bool = False) -> None:
+        """Close the connection that carries this request, before any response byte.
+
+        ``abort`` sends a TCP reset (RST) instead of an orderly close (FIN). Either
+        way, what the app then returns goes nowhere, and waitress says nothing of it.
+        """
         channel = getattr(environ.get('waitress.client_disconnected'), '__self__', None)
         if channel is None:
             raise ConnectionAbortedError('a fault that closes the connection needs a real '
                                          'connection: use serve(), not an in-process app')
-        return channel.socket
+        environ[DROPPED] = True
+        if channel.socket is None:  # closed already, by its client or by stop()
+            return
+        if not abort:
+            with contextlib.suppress(OSError):
+                channel.socket.shutdown(socket.SHUT_RDWR)
+            return
+        # A reset is a close with a zero linger; the socket is closed in the event loop's own
+        # thread, so that its descriptor cannot be reused under the loop's feet.
+        closed = threading.Event()
 
+        def reset() -> None:
+            with contextlib.suppress(OSError, AttributeError):
+                channel.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                          struct.pack('ii', 1, 0))
+                channel.handle_close()
+            closed.set()
 
-class ForwardedHeaders:
-    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the
-    proxy in front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``.
-
-    A proxy appends its value to any that a client sent, so the last value of
-    each is the proxy's own. A value that is not one is a 400.
-    """
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    def __call__(self, environ: dict, start_response: Any) -> Any:
-        try:
-            apply_forwarded(environ)
-        except ApiError as error:
-            return send_error(error, start_response)
-        return self.app(environ, start_response)
-
-
-def apply_forwarded(environ: dict) -> None:
-    scheme, host, port, client = (forwarded(environ, name) for name in ('PROTO', 'HOST', 'PORT',
-                                                                        'FOR'))
-    if scheme is not None:
-        if scheme.lower() not in ('http', 'https'):
-            raise bad_forwarded('Proto', scheme, 'http or https')
-        environ['wsgi.url_scheme'] = scheme.lower()
-    if host is not None or port is not None:
-        match = HOST_PATTERN.fullmatch(host if host is not None else environ.get('HTTP_HOST', ''))
-        if match is None:
-            raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
-        number = parse_whole_number(port if port is not None else match['port'] or '443')
-        if number is None or not 0 < number <= 65535:
-            raise bad_forwarded('Port', port or '', 'a port number')
-        default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
-        has_port = port is not None or match['port'] is not None
-        environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
-                                                else '')
-    if client is not None:
-        try:
-            environ['REMOTE_ADDR'] = str(ipaddress.ip_address(client.strip('[]')))
-        except ValueError:
-            raise bad_forwarded('For', client, 'an IP address') from None
-
-
-def forwarded(environ: dict, name: str) -> str | None:
-    """The last value of ``X-Forwarded-<name>``: the one the proxy in front appended."""
-    value = environ.get(f'HTTP_X_FORWARDED_{name}')
-    return None if value is None else value.rpartition(',')[2].strip()
-
-
-def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
-    return ApiError(400, 'invalid_header',
-                    f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
-
-
-#: A Host header: a name or an IPv6 address in brackets, then perhaps a port.
-HOST_PATTERN = re.compile(
-    r'(?P<name>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::(?P<port>[0-9]{1,5}))?')
-
-
-def send_error(error: ApiError, start_response: Any) -> list[bytes]:
-    """Answer with an ApiError from outside bottle (a middleware)."""
-    start_response(error.status_line, error.headerlist)
-    return [error.body.encode('utf-8')]
+        channel.server.trigger.pull_trigger(reset)
+        closed.wait(5)
 
 
 class StubServer:
@@ -1869,12 +2221,11 @@ class StubServer:
     """
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
-                 threads: int = SERVER_THREADS, trust_proxy: bool = False) -> None:
+                 threads: int = SERVER_THREADS) -> None:
         self.app = app
         self.host = host
         self.port = port
         self.threads = threads
-        self.trust_proxy = trust_proxy
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
         self.errors: list[BaseException] = []
@@ -1906,12 +2257,29 @@ class StubServer:
     def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         return self.app.load_fixtures(path)
 
-    def fail_next(self, status: int | str, times: int = 1, route: str | None = None) -> None:
-        self.app.fail_next(status, times, route)
+    def fail_next(self, fault: int | str, times: int = 1, route: str | None = None,
+                  **options: Any) -> None:
+        """Queue a fault (see StubApp.fail_next): ``after=``, ``retry_after=``, ``seconds=``."""
+        self.app.fail_next(fault, times, route, **options)
+
+    def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
+              seed: int | None = None) -> int:
+        """Faults at random, from a seed (see StubApp.chaos); returns the seed."""
+        return self.app.chaos(rate, faults, seed)
 
     @property
     def requests(self) -> list[dict]:
         return self.app.requests
+
+    def assert_called(self, what: str, **expected: Any) -> None:
+        """Assert the client sent ``what`` (see StubApp.assert_called): ``json=``, ``query=``,
+        ``headers=``, ``times=``."""
+        __tracebackhide__ = True
+        self.app.assert_called(what, **expected)
+
+    def assert_not_called(self, what: str) -> None:
+        __tracebackhide__ = True
+        self.app.assert_not_called(what)
 
     @property
     def delay(self) -> float:
@@ -1938,8 +2306,8 @@ class StubServer:
         """Open the listening socket (and learn the port) without serving yet."""
         if self._server is not None:
             raise RuntimeError('this server is already started')
-        app = ForwardedHeaders(self.app) if self.trust_proxy else self.app
-        self._server = Waitress(app, self.host, self.port, self.threads)
+        self._server = Waitress(self.app, self.host, self.port, self.threads,
+                                getattr(self.app, 'access_log', None))
         self.port = self._server.port
 
     def start(self) -> StubServer:
@@ -1963,6 +2331,7 @@ class StubServer:
         if server is None:
             return
         running = self._thread is not None and self._thread.is_alive()
+        self.app.release()  # a delay or a hang holds a worker thread; let it go
         server.stop(running)
         if running:
             self._thread.join(timeout=5)
@@ -2043,6 +2412,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--admin', action='store_true',
                         help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, faults) '
                              'for test suites')
+    parser.add_argument('--chaos', type=chaos_rate, default=None, metavar='RATE',
+                        help='give each API request a fault with probability RATE (0 to 1), '
+                             f'drawn from {", ".join(map(str, CHAOS_FAULTS))}')
+    parser.add_argument('--seed', type=int, default=None, metavar='N',
+                        help='seed the chaos draw, to repeat a run (default: a new seed, printed)')
     parser.add_argument('--quiet', action='store_true', help='no access log')
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
@@ -2082,6 +2456,16 @@ def port_number(text: str) -> int:
     return port
 
 
+def chaos_rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate <= 1:
+        raise argparse.ArgumentTypeError(f'a rate is a number from 0 to 1; got {text!r}')
+    return rate
+
+
 def host_name(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError('give an address, such as 127.0.0.1 or 0.0.0.0')
@@ -2117,6 +2501,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         api_keys, generated = choose_api_keys(args.api_keys, args.host)
         port = choose_port(args.port)
         check_host(args.host)
+        if args.seed is not None and args.chaos is None:
+            raise ValueError('--seed goes with --chaos')
+        if args.seed is not None and args.seed < 0:
+            raise ValueError(f'--seed must be a whole number from 0; got {args.seed}')
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -2146,11 +2534,16 @@ def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int
         return 1
     # Without --admin nothing can read the journal, so none is kept.
     app = create_app(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
-                     admin=args.admin, cors=args.cors,
+                     admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                      journal_size=JOURNAL_SIZE if args.admin else 0,
                      access_log=None if args.quiet else console)
+    chaos = ''
+    if args.chaos:
+        seed = app.chaos(args.chaos, seed=args.seed)
+        chaos = (f'chaos: a fault for {args.chaos:.0%} of API requests, from seed {seed} '
+                 f'(--seed {seed} repeats them)')
     raise_open_files_limit(CONNECTION_LIMIT + 64)
-    server = StubServer(app, args.host, port, trust_proxy=args.trust_proxy)
+    server = StubServer(app, args.host, port)
     try:
         server.bind()
     except (OSError, ValueError) as error:
@@ -2158,6 +2551,8 @@ def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int
         print(f'petstore-stub: cannot listen on {args.host}:{port}: {reason}', file=sys.stderr)
         return 1
     print_banner(console, server, store, api_keys[0], generated, fixtures)
+    if chaos:
+        console.print(chaos)
     status = run_until_stopped(server)
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
@@ -2244,16 +2639,42 @@ if 'pytest' in sys.modules:
         with serve(api_key=petstore_api_key, staging=petstore_staging) as server:
             yield server
 
+    def pytest_addoption(parser: pytest.Parser) -> None:
+        parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
+                      help='fail a test whose client sent the petstore_server a request it '
+                           'refused as malformed (400, 404 for no such path, 405, 413, 415)')
+
+    def pytest_configure(config: pytest.Config) -> None:
+        config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
+                                'malformed requests on purpose (petstore_fail_on_bad_requests)')
+
     @pytest.fixture
-    def petstore_server(petstore_session_server: StubServer,
-                        petstore_fixtures: Any) -> Iterator[StubServer]:
-        """The session's stub server, emptied (store, journal, faults) for this test."""
+    def petstore_server(petstore_session_server: StubServer, petstore_fixtures: Any,
+                        request: pytest.FixtureRequest) -> Iterator[StubServer]:
+        """The session's stub server, emptied (store, journal, faults) for this test.
+
+        With ``petstore_fail_on_bad_requests = true`` in the pytest configuration,
+        a test fails at teardown if its client sent a request the stub refused as
+        malformed, even where the client swallowed the error; the marker
+        ``petstore_allows_bad_requests`` lets one test off.
+        """
         server = petstore_session_server
         server.reset()
         if petstore_fixtures:
             server.load_fixtures(petstore_fixtures)
         yield server
         server.check()
+        if (request.config.getini('petstore_fail_on_bad_requests')
+                and not request.node.get_closest_marker('petstore_allows_bad_requests')):
+            refused = [entry for entry in server.requests if is_refused_as_malformed(entry)]
+            if refused:
+                pytest.fail('\n'.join(
+                    [f'the code under test sent {len(refused)} request(s) the stub refused as '
+                     'malformed:']
+                    + [f'  {describe_call(entry)}: {(entry["error"] or {}).get("message", "")}'
+                       for entry in refused]
+                    + ['(if the test sends them on purpose, mark it '
+                       '@pytest.mark.petstore_allows_bad_requests)']), pytrace=False)
 
     @pytest.fixture
     def petstore_app(petstore_api_key: str, petstore_staging: bool,

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 import http.client
 import json
 import subprocess
@@ -84,10 +86,26 @@ def call(connection, method: str, path: str, body=None) -> tuple[int, object]:
     return response.status, json.loads(response.read())
 
 
+@pytest.fixture(autouse=True)
+def no_stub_process_outlives_its_test():
+    """Kill what a failing test left running."""
+    yield
+    while StubProcess.started:
+        process = StubProcess.started.pop().process
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+        for stream in (process.stdout, process.stderr):
+            stream.close()
+
+
 class StubProcess:
     """``python petstore_stub.py ...`` in a child process, port read from its banner."""
 
+    started: list[StubProcess] = []
+
     def __init__(self, *args: str, cwd: Path | None = None) -> None:
+        StubProcess.started.append(self)
         self.process = subprocess.Popen(
             [sys.executable, str(MODULE), '--port', '0', *args], cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -107,8 +107,7 @@ FORWARDED = {'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pets.example.com
 
 
 def served_base_url(trust_proxy: bool) -> str:
-    app = stub.create_app()
-    with stub.StubServer(app, trust_proxy=trust_proxy) as server:
+    with stub.StubServer(stub.create_app(trust_proxy=trust_proxy)) as server:
         _, _, body = request(server, 'GET', '/', FORWARDED)
     return json.loads(body)['base_url']
 

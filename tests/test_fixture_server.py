@@ -292,16 +292,24 @@ def test_fail_next_drop_closes_the_connection_without_a_response():
         assert [r['status'] for r in server.requests] == [None, 404]
 
 
-@pytest.mark.parametrize('status, times, route, words', [
-    (200, 1, None, 'status must be'),
-    (999, 1, None, 'status must be'),
-    ('503', 1, None, 'status must be'),
-    (503, 0, None, 'times must be'),
-    (503, 1, 'deletePet', 'route must be one of'),
+@pytest.mark.parametrize('fault, options, words', [
+    (200, {}, 'fault must be an HTTP error status'),
+    (999, {}, 'fault must be'),
+    ('503', {}, 'fault must be'),
+    ('explode', {}, 'fault must be'),
+    (503, {'times': 0}, 'times must be a whole number from 1'),
+    (503, {'after': -1}, 'after must be a whole number from 0'),
+    (503, {'route': 'deletePet'}, 'route must be one of'),
+    (500, {'retry_after': 5}, 'retry_after goes with a 429 or a 503'),
+    (503, {'retry_after': -1}, 'retry_after goes with a 429 or a 503'),
+    (503, {'retry_after': 1.5}, 'retry_after goes with a 429 or a 503'),
+    ('drop', {'seconds': 1}, 'seconds goes with hang or slow'),
+    ('hang', {'seconds': 0}, 'seconds goes with hang or slow'),
+    ('slow', {'seconds': 61}, 'seconds goes with hang or slow'),
 ])
-def test_fail_next_refuses_a_fault_it_cannot_inject(status, times, route, words):
-    with pytest.raises(stub.ApiError, match=words):
-        stub.create_app().fail_next(status, times, route)
+def test_fail_next_refuses_a_fault_it_cannot_inject(fault, options, words):
+    with pytest.raises(ValueError, match=words):
+        stub.create_app().fail_next(fault, **options)
 
 
 # -- the admin endpoints ---------------------------------------------------------
@@ -350,14 +358,16 @@ def test_admin_fixtures_on_a_store_with_pets_is_a_409_that_changes_nothing(admin
 def test_admin_faults_queue_a_fault(admin_client):
     response = admin_client.post_json('/__admin/faults', {'status': 502, 'route': 'listPets'},
                                       status=201)
-    assert response.json == {'status': 502, 'times': 1, 'route': 'listPets'}
+    assert response.json == {'fault': 502, 'times': 1, 'route': 'listPets', 'after': 0,
+                             'retry_after': None, 'seconds': 0}
     assert admin_client.get('/v1/pets', status=502).json['code'] == 'bad_gateway'
     admin_client.get('/v1/pets', status=200)
 
 
 @pytest.mark.parametrize('body', [
-    {'status': 'slow'}, {'status': 503, 'times': -1}, {'status': 503, 'route': 'x'},
-    {'status': 503, 'every': 2}, {},
+    {'status': 'sluggish'}, {'status': 503, 'times': -1}, {'status': 503, 'route': 'x'},
+    {'status': 503, 'every': 2}, {}, {'fault': 503, 'status': 503},
+    {'fault': 'slow', 'seconds': 'long'},
 ])
 def test_admin_faults_refuse_a_bad_fault(admin_client, body):
     response = admin_client.post_json('/__admin/faults', body, status=400)

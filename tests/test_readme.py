@@ -95,3 +95,13 @@ def test_the_procfile_line_starts_the_stub_with_flags_it_has():
     assert (settings.host, settings.fixtures, settings.trust_proxy) == ('0.0.0.0', '', True)
     help_text = stub.build_parser().format_help()
     assert all(argument in help_text for argument in arguments if argument.startswith('--'))
+
+
+@pytest.mark.skipif(shutil.which('curl') is None, reason='the script is written for curl')
+def test_the_script_for_another_language_runs_as_written(tmp_path):
+    (script,) = [block for block in fenced_blocks('sh') if 'petstore-stub --admin' in block]
+    script = script.replace('petstore-stub ', f'{sys.executable} {ROOT / "petstore_stub.py"} ', 1)
+    result = subprocess.run(['bash', '-c', script], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == '[]\n'  # no client ran, so the journal is empty

@@ -273,7 +273,7 @@ def test_a_new_client_is_served_while_500_idle_and_100_slow_connections_are_open
 # -- behind a proxy --------------------------------------------------------------------
 
 def base_url_behind_proxy(headers: dict) -> tuple[int, dict]:
-    with stub.StubServer(stub.create_app(), trust_proxy=True) as server:
+    with stub.StubServer(stub.create_app(trust_proxy=True)) as server:
         connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
         connection.request('GET', '/', headers=headers)
         response = connection.getresponse()
@@ -313,7 +313,7 @@ def test_the_access_log_names_the_client_the_proxy_reports():
     import io
     log = io.StringIO()
     console = stub.Console(log)
-    with stub.StubServer(stub.create_app(access_log=console), trust_proxy=True) as server:
+    with stub.StubServer(stub.create_app(access_log=console, trust_proxy=True)) as server:
         connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
         connection.request('GET', '/', headers={'X-Forwarded-For': '203.0.113.7, 198.51.100.2'})
         connection.getresponse().read()
@@ -334,3 +334,20 @@ def test_control_characters_in_the_path_are_escaped_in_the_access_log():
     (line,) = log.getvalue().splitlines()
     assert ' GET /v1/pets\\x0aforged\\x1b[31m 401 ' in line
     assert line.isprintable()
+
+
+def test_requests_refused_before_the_app_are_in_the_access_log_too():
+    import io
+    log = io.StringIO()
+    console = stub.Console(log)
+    with stub.StubServer(stub.create_app(access_log=console, trust_proxy=True)) as server:
+        for raw in (b'GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-Proto: ftp\r\nConnection: close\r\n\r\n',
+                    b'get /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n'):
+            with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
+                connection.sendall(raw)
+                while connection.recv(65536):
+                    pass
+    console.close()
+    lines = log.getvalue().splitlines()
+    assert [line.split(' ', 3)[3] for line in lines][0].startswith('GET / 400 ')
+    assert lines[1].split(' ', 3)[3] == 'get /v1/pets HTTP/1.1 400 -'

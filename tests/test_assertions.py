@@ -1,0 +1,202 @@
+"""assert_called and assert_not_called, their messages pinned as text; and the guard that
+fails a test whose client swallowed a malformed request."""
+
+import re
+from pathlib import Path
+
+import pytest
+import webtest
+
+import petstore_stub as stub
+from conftest import AUTH
+
+pytest_plugins = ['pytester']
+
+
+@pytest.fixture
+def app():
+    app = stub.create_app()
+    client = webtest.TestApp(app)
+    client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': '3'}, headers=AUTH, status=400)
+    client.post_json('/v1/pets', {'name': 'Bella', 'categoryId': 2, 'status': 'sold'},
+                     headers=AUTH, status=201)
+    client.get('/v1/pets?limit=5&status=sold', headers={**AUTH, 'X-Trace': 'abc'})
+    return app
+
+
+def failure(call, *args, **kwargs) -> str:
+    with pytest.raises(AssertionError) as caught:
+        call(*args, **kwargs)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize('what, expected', [
+    ('createPet', {}),
+    ('createPet', {'times': 2}),
+    ('createPet', {'json': {'name': 'Bella', 'categoryId': 2, 'status': 'sold'}, 'times': 1}),
+    ('POST /pets', {'times': 2}),
+    ('POST /v1/pets', {'times': 2}),
+    ('listPets', {'query': {'limit': 5, 'status': 'sold'}}),
+    ('listPets', {'query': {'limit': '5'}, 'headers': {'x-trace': 'abc'}}),
+    ('GET /pets', {'times': 1}),
+])
+def test_assert_called_passes_when_a_request_matches(app, what, expected):
+    app.assert_called(what, **expected)
+
+
+def test_assert_not_called_passes_when_nothing_matches(app):
+    app.assert_not_called('getPet')
+    app.assert_not_called('GET /pets/1')
+
+
+def test_a_body_that_differs_is_shown_field_by_field(app):
+    assert failure(app.assert_called, 'createPet', json={'name': 'Rex', 'categoryId': 3}) == '''\
+createPet was not called with json={'name': 'Rex', 'categoryId': 3}.
+Recorded createPet requests (2):
+  1. POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}
+  2. POST /v1/pets -> 201 {"name": "Bella", "categoryId": 2, "status": "sold"}
+The closest, #1, differs in:
+  categoryId: expected 3, sent '3\''''
+
+
+def test_missing_and_unexpected_fields_are_named(app):
+    message = failure(app.assert_called, 'createPet',
+                      json={'name': 'Bella', 'categoryId': 2, 'owner': 'Ann'})
+    assert message.endswith('''\
+The closest, #2, differs in:
+  owner: expected 'Ann', missing
+  status: not expected, sent 'sold\'''')
+
+
+def test_a_count_that_differs_says_how_many_matched(app):
+    assert failure(app.assert_called, 'createPet', times=1) == '''\
+createPet was called twice; expected once.
+Recorded createPet requests (2):
+  1. POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}
+  2. POST /v1/pets -> 201 {"name": "Bella", "categoryId": 2, "status": "sold"}'''
+
+
+def test_a_query_and_a_header_that_differ_are_shown(app):
+    assert failure(app.assert_called, 'listPets', query={'limit': 50},
+                   headers={'X-Trace': 'xyz', 'X-Other': '1'}) == '''\
+listPets was not called with query={'limit': 50}, headers={'X-Trace': 'xyz', 'X-Other': '1'}.
+Recorded listPets requests (1):
+  1. GET /v1/pets?limit=5&status=sold -> 200
+The closest, #1, differs in:
+  query limit: expected '50', sent '5'
+  header X-Trace: expected 'xyz', sent 'abc'
+  header X-Other: expected '1', missing'''
+
+
+def test_an_operation_never_called_lists_what_was(app):
+    assert failure(app.assert_called, 'getPet') == '''\
+getPet was not called.
+No getPet request was recorded; the journal holds:
+  1. POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}
+  2. POST /v1/pets -> 201 {"name": "Bella", "categoryId": 2, "status": "sold"}
+  3. GET /v1/pets?limit=5&status=sold -> 200'''
+
+
+def test_assert_not_called_lists_the_calls(app):
+    assert failure(app.assert_not_called, 'listPets') == '''\
+listPets was called once; expected never:
+  1. GET /v1/pets?limit=5&status=sold -> 200'''
+
+
+def test_json_is_compared_as_json_not_as_python():
+    app = stub.create_app()
+    webtest.TestApp(app).post('/v1/pets', '{"name": "Rex", "categoryId": 1}', headers=AUTH,
+                              content_type='application/json')
+    app.assert_called('createPet', json={'name': 'Rex', 'categoryId': 1})
+    for wrong in (True, 1.0, '1'):
+        assert 'categoryId: expected' in failure(app.assert_called, 'createPet',
+                                                  json={'name': 'Rex', 'categoryId': wrong})
+
+
+@pytest.mark.parametrize('what', ['deletePet', 'pets', 'GET pets'])
+def test_what_is_an_operation_or_a_method_and_path(app, what):
+    with pytest.raises(ValueError, match="name an operation"):
+        app.assert_called(what)
+
+
+def test_the_readme_shows_the_message_pytest_prints(app):
+    readme = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
+    single = stub.create_app()
+    webtest.TestApp(single).post_json('/v1/pets', {'name': 'Rex', 'categoryId': '3'},
+                                      headers=AUTH, status=400)
+    message = failure(single.assert_called, 'createPet', json={'name': 'Rex', 'categoryId': 3})
+    shown = 'E       AssertionError: ' + message.replace('\n', '\nE       ')
+    assert shown in readme
+
+
+# -- in another project's pytest -----------------------------------------------------
+
+FAILING_ASSERTION = '''
+import requests
+
+def test_the_client_sends_a_number(petstore_server):
+    requests.post(petstore_server.url + '/pets', json={'name': 'Rex', 'categoryId': '3'},
+                  headers=petstore_server.headers)
+    petstore_server.assert_called('createPet', json={'name': 'Rex', 'categoryId': 3})
+'''
+
+SWALLOWING_CLIENT = '''
+import pytest
+import requests
+
+def add_pet_quietly(server, body):
+    try:
+        requests.post(server.url + '/pets', json=body, headers=server.headers).raise_for_status()
+    except requests.HTTPError:
+        pass  # the bug: the client swallows its own mistake
+
+@MARK
+def test_adding_a_pet(petstore_server):
+    add_pet_quietly(petstore_server, {'name': 'Rex', 'categoryId': '3'})
+    assert True
+'''
+
+
+@pytest.mark.slow
+def test_pytest_prints_the_assertion_message_with_no_traceback_into_the_stub(pytester):
+    pytester.makepyfile(test_client=FAILING_ASSERTION)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert re.search(r"E +AssertionError: createPet was not called with json=\{'name': 'Rex', ",
+                     output)
+    assert re.search(r"E +categoryId: expected 3, sent '3'", output)
+    assert 'petstore_stub.py' not in output
+
+
+@pytest.mark.slow
+def test_the_guard_fails_a_test_whose_client_swallowed_a_400(pytester):
+    pytester.makeini('[pytest]\npetstore_fail_on_bad_requests = true\n')
+    pytester.makepyfile(test_client=SWALLOWING_CLIENT.replace('@MARK\n', ''))
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=1, errors=1)
+    output = result.stdout.str()
+    assert ('the code under test sent 1 request(s) the stub refused as malformed:' in output)
+    assert re.search(r'POST /v1/pets -> 400 invalid_body .*: categoryId must be an int64 '
+                     r'integer; got "3"', output)
+    assert '@pytest.mark.petstore_allows_bad_requests' in output
+
+
+@pytest.mark.slow
+def test_the_guard_passes_the_same_test_once_it_is_marked_and_is_off_by_default(pytester):
+    pytester.makeini('[pytest]\npetstore_fail_on_bad_requests = true\n')
+    pytester.makepyfile(test_client=SWALLOWING_CLIENT.replace(
+        '@MARK', '@pytest.mark.petstore_allows_bad_requests'))
+    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+    pytester.makeini('[pytest]\n')
+    pytester.makepyfile(test_client=SWALLOWING_CLIENT.replace('@MARK\n', ''))
+    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize('status, operation, refused', [
+    (400, 'createPet', True), (404, None, True), (405, None, True), (413, 'createPet', True),
+    (415, 'createPet', True), (404, 'getPet', False), (401, None, False), (201, 'createPet', False),
+    (503, 'listPets', False), (None, 'listPets', False),
+])
+def test_what_the_guard_counts_as_malformed(status, operation, refused):
+    assert stub.is_refused_as_malformed({'status': status, 'operation': operation}) is refused

@@ -1,0 +1,264 @@
+"""Faults as real clients meet them: requests (with urllib3's Retry) and httpx are the judges."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+import httpx
+import pytest
+import requests
+import webtest
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+import petstore_stub as stub
+from conftest import AUTH, MODULE, wait_until
+
+REX = {'name': 'Rex', 'categoryId': 1}
+
+
+@pytest.fixture(scope='module')
+def server():
+    with stub.serve() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def fresh(server):
+    server.reset()
+    server.load_fixtures()
+    yield
+    server.check()
+
+
+def with_requests(server, method: str = 'GET', path: str = '/pets', timeout: float = 5,
+                  body: dict | None = None):
+    response = requests.request(method, server.url + path, json=body, headers=server.headers,
+                                timeout=timeout)
+    return response.status_code, response.json()
+
+
+def with_httpx(server, method: str = 'GET', path: str = '/pets', timeout: float = 5,
+               body: dict | None = None):
+    response = httpx.request(method, server.url + path, json=body, headers=server.headers,
+                             timeout=timeout)
+    return response.status_code, response.json()
+
+
+CLIENTS = {'requests': with_requests, 'httpx': with_httpx}
+
+# What each client raises, by fault.
+RAISES = {
+    ('drop', 'requests'): requests.ConnectionError,
+    ('drop', 'httpx'): httpx.RemoteProtocolError,
+    ('reset', 'requests'): requests.ConnectionError,
+    ('reset', 'httpx'): httpx.ReadError,
+    ('truncate', 'requests'): requests.exceptions.ChunkedEncodingError,
+    ('truncate', 'httpx'): httpx.RemoteProtocolError,
+    ('malformed', 'requests'): requests.exceptions.JSONDecodeError,
+    ('malformed', 'httpx'): json.JSONDecodeError,
+    ('hang', 'requests'): requests.ReadTimeout,
+    ('hang', 'httpx'): httpx.ReadTimeout,
+}
+
+
+@pytest.mark.parametrize('fault, client', list(RAISES))
+def test_each_fault_raises_what_the_client_raises_for_it(server, fault, client):
+    server.fail_next(fault, route='listPets')
+    with pytest.raises(RAISES[fault, client]):
+        CLIENTS[client](server, timeout=0.2)
+    assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
+
+
+def test_a_reset_is_a_tcp_reset_before_any_byte(server):
+    server.fail_next('reset')
+    with pytest.raises(requests.ConnectionError) as caught:
+        with_requests(server)
+    assert isinstance(caught.value.args[0].args[1], ConnectionResetError)
+
+
+def test_drop_closes_with_no_response_and_no_reset(server):
+    server.fail_next('drop')
+    with pytest.raises(requests.ConnectionError) as caught:
+        with_requests(server)
+    assert 'Remote end closed connection without response' in str(caught.value)
+
+
+def test_truncate_sends_the_full_length_and_half_the_body(server):
+    server.fail_next('truncate')
+    with httpx.stream('GET', server.url + '/pets', headers=server.headers, timeout=5) as response:
+        length = int(response.headers['Content-Length'])
+        received = b''
+        with pytest.raises(httpx.RemoteProtocolError):
+            for chunk in response.iter_raw():
+                received += chunk
+    assert response.status_code == 200
+    assert len(received) == length // 2
+
+
+def test_malformed_keeps_the_success_status_and_runs_the_operation(server):
+    server.fail_next('malformed', route='createPet')
+    response = requests.post(server.url + '/pets', json=REX, headers=server.headers, timeout=5)
+    assert response.status_code == 201
+    with pytest.raises(requests.exceptions.JSONDecodeError):
+        response.json()
+    assert len(server.app.store) == 14  # the pet was stored; only its answer was garbled
+
+
+def test_faults_before_the_operation_store_nothing(server):
+    for fault in ('drop', 'reset', 503):
+        server.fail_next(fault, route='createPet')
+        with pytest.raises((requests.ConnectionError, requests.HTTPError)):
+            requests.post(server.url + '/pets', json=REX, headers=server.headers,
+                          timeout=5).raise_for_status()
+    assert len(server.app.store) == 13
+
+
+@pytest.mark.parametrize('client', CLIENTS)
+def test_slow_drips_the_real_body_over_its_seconds(server, client):
+    server.fail_next('slow', seconds=1)
+    with pytest.raises((requests.ConnectionError, httpx.ReadTimeout)):
+        CLIENTS[client](server, timeout=0.01)  # the gaps between pieces are 0.1 s
+    server.fail_next('slow', seconds=0.2)
+    assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
+
+
+def test_a_hang_is_released_by_reset(server):
+    server.fail_next('hang', seconds=60)
+    outcome = []
+    client = threading.Thread(target=lambda: outcome.append(
+        pytest.raises(requests.ConnectionError, with_requests, server, timeout=30)))
+    client.start()
+    wait_until(lambda: server.app.held == 1)
+    server.reset()
+    client.join(timeout=10)
+    assert outcome and not client.is_alive()
+    assert server.app.held == 0
+
+
+def test_a_hang_ends_at_its_bound_with_no_response(server):
+    server.fail_next('hang', seconds=0.2)
+    with pytest.raises(requests.ConnectionError):
+        with_requests(server, timeout=30)
+    assert server.requests[0]['status'] is None
+
+
+def test_a_hang_is_released_by_stop():
+    with stub.serve() as server:
+        server.fail_next('hang', seconds=60)
+        outcome = []
+        client = threading.Thread(target=lambda: outcome.append(
+            pytest.raises(requests.ConnectionError, with_requests, server, timeout=30)))
+        client.start()
+        wait_until(lambda: server.app.held == 1)
+    client.join(timeout=10)
+    assert outcome and not client.is_alive()
+
+
+@pytest.mark.parametrize('fault', ['drop', 'reset', 'truncate', 'malformed', 'hang', 503])
+def test_every_fault_fires_after_the_key_is_checked(server, fault):
+    server.fail_next(fault)
+    response = requests.get(server.url + '/pets', timeout=5)
+    assert (response.status_code, response.json()['code']) == (401, 'unauthorized')
+    assert [entry['fault'] for entry in server.requests] == [None]
+
+
+def test_after_lets_matching_requests_through_first(server):
+    server.fail_next(503, route='listPets', after=2)
+    statuses = [requests.get(server.url + path, headers=server.headers, timeout=5).status_code
+                for path in ('/pets', '/pets/1', '/pets', '/pets', '/pets')]
+    assert statuses == [200, 200, 200, 503, 200]
+
+
+@pytest.mark.slow
+def test_a_retrying_client_waits_out_retry_after_and_succeeds(server):
+    server.fail_next(503, retry_after=1, route='createPet')
+    session = requests.Session()
+    session.mount('http://', HTTPAdapter(max_retries=Retry(
+        total=2, status_forcelist=[429, 503], allowed_methods=None,
+        respect_retry_after_header=True)))
+    response = session.post(server.url + '/pets', json=REX, headers=server.headers, timeout=5)
+    assert response.status_code == 201
+    first, second = server.requests
+    assert (first['status'], first['fault'], second['status']) == (503, 503, 201)
+    assert second['time'] - first['time'] >= 1
+
+
+@pytest.mark.parametrize('status', [429, 503])
+def test_retry_after_goes_with_429_and_503(server, status):
+    server.fail_next(status, retry_after=7)
+    response = httpx.get(server.url + '/pets', headers=server.headers)
+    assert (response.status_code, response.headers['Retry-After']) == (status, '7')
+    assert set(response.json()) == {'code', 'message', 'status'}
+
+
+# -- chaos ------------------------------------------------------------------------------
+
+def statuses_under_chaos(seed: int, count: int = 60) -> list[int]:
+    app = stub.create_app()
+    app.chaos(0.5, faults=(500, 502, 503, 429), seed=seed)
+    client = webtest.TestApp(app)
+    return [client.get('/v1/pets', headers=AUTH, status='*').status_int for _ in range(count)]
+
+
+def test_the_chaos_draw_is_reproduced_from_its_seed():
+    first, again, other = statuses_under_chaos(7), statuses_under_chaos(7), statuses_under_chaos(8)
+    assert first == again
+    assert first != other
+    assert {200, 500, 502, 503, 429} <= set(first)
+
+
+def test_chaos_faults_fire_on_a_real_server_and_reset_turns_chaos_off(server):
+    seed = server.chaos(1.0, faults=('reset', 'malformed'))
+    outcomes = set()
+    for _ in range(20):
+        try:
+            with_requests(server)
+        except requests.RequestException as error:
+            outcomes.add(type(error).__name__)
+    assert outcomes == {'ConnectionError', 'JSONDecodeError'}
+    assert {entry['fault'] for entry in server.requests} == {'reset', 'malformed'}
+    assert isinstance(seed, int)
+    server.reset()
+    assert with_requests(server)[0] == 200
+
+
+def test_admin_chaos_and_faults_take_the_same_fields(server):
+    client = webtest.TestApp(server.app)
+    response = client.post_json('/__admin/chaos', {'rate': 1, 'faults': [502], 'seed': 3},
+                                headers=AUTH, status=201)
+    assert response.json == {'rate': 1, 'faults': [502], 'seed': 3}
+    assert client.get('/v1/pets', headers=AUTH, status=502).json['code'] == 'bad_gateway'
+    client.post_json('/__admin/chaos', {'rate': 0}, headers=AUTH, status=201)
+    client.post_json('/__admin/faults', {'fault': 429, 'retry_after': 2, 'after': 1},
+                     headers=AUTH, status=201)
+    client.get('/v1/pets', headers=AUTH, status=200)
+    assert client.get('/v1/pets', headers=AUTH, status=429).headers['Retry-After'] == '2'
+
+
+@pytest.mark.parametrize('body', [{'rate': 2}, {'rate': '0.5'}, {'rate': 0.5, 'faults': []},
+                                  {'rate': 0.5, 'faults': ['explode']}, {'rate': 0.5, 'seed': -1},
+                                  {'rate': 0.5, 'every': 3}])
+def test_admin_chaos_refuses_what_it_cannot_do(server, body):
+    response = webtest.TestApp(server.app).post_json('/__admin/chaos', body, headers=AUTH,
+                                                     status=400)
+    assert response.json['code'] == 'invalid_body'
+
+
+def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
+    def run(*flags):
+        return subprocess.run([sys.executable, str(MODULE), '--port', '0', '--db', ':memory:',
+                               *flags],
+                              capture_output=True, text=True, timeout=30)
+    assert 'a rate is a number from 0 to 1' in run('--chaos', '2').stderr
+    assert '--seed goes with --chaos' in run('--seed', '3').stderr
+
+
+def test_the_banner_names_the_chaos_seed(monkeypatch, capsys):
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
+    assert stub.main(['--port', '0', '--db', ':memory:', '--chaos', '0.25', '--seed', '42']) == 0
+    assert ('chaos: a fault for 25% of API requests, from seed 42 (--seed 42 repeats them)'
+            in capsys.readouterr().out)
