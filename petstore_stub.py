@@ -46,10 +46,10 @@ stop at the end of part 1. Where each begins:
     line  565  Part 2: the machinery
     line  572  Durable storage: the TinyDB file, its log, and group commit
     line 1038  The fixture server: StubApp and its pieces
-    line 2050  The OpenAPI description
-    line 2071  The server: waitress, behind one adapter
-    line 2371  The command line
-    line 2613  The pytest fixtures
+    line 2089  The OpenAPI description
+    line 2110  The server: waitress, behind one adapter
+    line 2410  The command line
+    line 2652  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1069,6 +1069,7 @@ FAULT_SECONDS_MAX = 60.0
 #: a response cut short on purpose.
 FAULT = 'petstore_stub.fault'
 DROPPED = 'petstore_stub.dropped'
+PAGE = 'petstore_stub.page'
 TRUNCATED = 'petstore_stub.truncated'
 
 
@@ -1101,7 +1102,7 @@ class StubApp:
         self.faults = FaultPlugin(self)
         self.lock = threading.Lock()  #: guards the journal and the count of held requests
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
-        add_documents(api, base_path, self.api_keys)
+        add_documents(api, base_path, self.api_keys, admin)
         if admin:
             add_admin_routes(api, self)
         api.install(self.faults)
@@ -1517,15 +1518,17 @@ def is_error_status(status: Any) -> bool:
 
 
 class Journal:
-    """WSGI middleware: records each API request in ``stub.journal`` (admin calls left
-    out), and each failure inside the app in ``stub.errors``."""
+    """WSGI middleware: records each request in ``stub.journal`` (admin calls, the page a
+    browser gets at ``/`` and its icon left out), and each failure inside the app in
+    ``stub.errors``."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         stub = self.stub
-        keep = stub.journal.maxlen and not (stub.admin and is_admin_call(environ))
+        keep = stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
+                                            or environ['PATH_INFO'] == FAVICON)
         generation = stub.generation
         body = BodyRecorder(environ) if keep else None
         sent: list[str] = []
@@ -1537,7 +1540,7 @@ class Journal:
             return start_response(status, headers, exc_info)
 
         result = self.app(environ, recording)
-        if body is not None:
+        if body is not None and not environ.get(PAGE):  # a browser's visit is no API call
             status = None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
             error = error_of(result) if status and status >= 400 else None
             stub.record(journal_entry(environ, body.first_bytes(), status, error), generation)
@@ -1960,12 +1963,21 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         return to_json(settings)
 
 
-def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str]) -> None:
-    """What needs no key: the index at ``/``, the OpenAPI description, and no favicon."""
+def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
+                  admin: bool) -> None:
+    """What needs no key: the index at ``/`` (a page for a browser, JSON for anyone else),
+    the OpenAPI description, and no favicon."""
 
     @api.get('/', name='index')
     def index() -> str:
         base = mount_point() + base_path
+        bottle.response.set_header('Vary', 'Accept')
+        if prefers_html(bottle.request.environ.get('HTTP_ACCEPT', '')):
+            bottle.response.content_type = 'text/html; charset=utf-8'
+            bottle.request.environ[PAGE] = True
+            demo = DEMO_API_KEY in api_keys and is_loopback(bottle.request.remote_addr or '')
+            return page({'basePath': base, 'demoKey': DEMO_API_KEY if demo else None,
+                         'admin': admin})
         demo = f' (here the demo key {DEMO_API_KEY})' if DEMO_API_KEY in api_keys else ''
         return to_json({
             'name': 'Pet Store API (petstore-stub)',
@@ -1992,6 +2004,33 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str]) -
         # No icon: a browser asks for one on its own, and a 204 stops it asking.
         bottle.response.status = 204
         return ''
+
+
+def prefers_html(accept: str) -> bool:
+    """Whether an Accept header asks for HTML at least as much as for JSON (a browser's does;
+    curl's ``*/*`` does not)."""
+    weights: dict[str, float] = {}
+    for item in accept.split(','):
+        media_type, *parameters = [part.strip().lower() for part in item.split(';')]
+        quality = next((p[2:] for p in parameters if p.startswith('q=')), '1')
+        with contextlib.suppress(ValueError):
+            weights[media_type] = float(quality)
+    html = weights.get('text/html', 0)
+    return html > 0 and html >= weights.get('application/json', weights.get('*/*', 0))
+
+
+PAGE_SETTINGS = '{"basePath": "/v1", "demoKey": null, "admin": false}'
+
+
+@functools.lru_cache(maxsize=1)
+def page_template() -> str:
+    return data_path('index.html').read_text(encoding='utf-8')
+
+
+def page(settings: dict) -> str:
+    """``data/index.html``, with this stub's settings in place of the defaults it holds."""
+    text = json.dumps(settings).replace('<', '\\u003c')  # nothing can close the script
+    return page_template().replace(PAGE_SETTINGS, text, 1)
 
 
 def public_origin(environ: dict) -> str:

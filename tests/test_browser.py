@@ -2,6 +2,7 @@
 
 import http.client
 import json
+import re
 
 import pytest
 import webtest
@@ -126,3 +127,53 @@ def test_location_is_a_path_so_it_stays_right_behind_any_proxy():
                                      {**AUTH, **FORWARDED, 'Content-Type': 'application/json'},
                                      json.dumps({'name': 'Rex', 'categoryId': 1}))
     assert (status, headers['Location']) == (201, '/v1/pets/1')
+
+
+# -- the page at / -------------------------------------------------------------------
+
+BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
+
+
+@pytest.mark.parametrize('accept, html', [
+    pytest.param(BROWSER_ACCEPT, True, id='a browser'),
+    pytest.param('text/html', True, id='text/html'),
+    pytest.param('*/*', False, id="curl's */*"),
+    pytest.param('', False, id='no Accept'),
+    pytest.param('application/json', False, id='JSON'),
+    pytest.param('application/json, text/html;q=0.5', False, id='JSON first'),
+    pytest.param('text/html;q=0', False, id='not HTML'),
+])
+def test_a_browser_gets_the_page_and_everyone_else_the_json_index(accept, html):
+    response = webtest.TestApp(stub.create_app()).get('/', headers={'Accept': accept})
+    assert response.content_type == ('text/html' if html else 'application/json')
+    assert response.headers['Vary'] == 'Accept'
+    assert ('<!doctype html>' in response.text) is html
+
+
+def test_the_page_names_its_base_path_and_offers_the_demo_key_only_on_loopback():
+    app = stub.create_app(base_path='/staging/v1', admin=True)
+    local = webtest.TestApp(app, extra_environ={'REMOTE_ADDR': '127.0.0.1'})
+    remote = webtest.TestApp(app, extra_environ={'REMOTE_ADDR': '203.0.113.9'})
+    page = local.get('/', headers={'Accept': 'text/html'}).text
+    assert ('{"basePath": "/staging/v1", "demoKey": "petstore-demo-key", "admin": true}'
+            in page)
+    assert stub.DEMO_API_KEY not in remote.get('/', headers={'Accept': 'text/html'}).text
+    private = webtest.TestApp(stub.create_app(api_keys=['s3cret']))
+    page = private.get('/', headers={'Accept': 'text/html'}, extra_environ={
+        'REMOTE_ADDR': '127.0.0.1'}).text
+    assert '"demoKey": null' in page and 's3cret' not in page
+
+
+def test_the_page_is_one_file_that_fetches_nothing_from_elsewhere():
+    page = stub.data_path('index.html').read_text(encoding='utf-8')
+    assert not re.search(r'(src|href)="(https?:)?//', page)
+    assert '@import' not in page and 'url(' not in page
+
+
+def test_a_browser_visit_is_not_in_the_journal():
+    app = stub.create_app()
+    client = webtest.TestApp(app)
+    client.get('/', headers={'Accept': BROWSER_ACCEPT})
+    client.get('/favicon.ico', status=204)
+    client.get('/')
+    assert [(entry['path'], entry['operation']) for entry in app.requests] == [('/', 'index')]

@@ -143,7 +143,8 @@ def test_a_hang_ends_at_its_bound_with_no_response(server):
     server.fail_next('hang', seconds=0.2)
     with pytest.raises(requests.ConnectionError):
         with_requests(server, timeout=30)
-    assert server.requests[0]['status'] is None
+    wait_until(lambda: server.requests)  # recorded once the held worker lets go
+    assert (server.requests[0]['status'], server.requests[0]['fault']) == (None, 'hang')
 
 
 def test_a_hang_is_released_by_stop():
@@ -220,6 +221,7 @@ def test_chaos_faults_fire_on_a_real_server_and_reset_turns_chaos_off(server):
         except requests.RequestException as error:
             outcomes.add(type(error).__name__)
     assert outcomes == {'ConnectionError', 'JSONDecodeError'}
+    wait_until(lambda: len(server.requests) == 20)
     assert {entry['fault'] for entry in server.requests} == {'reset', 'malformed'}
     assert isinstance(seed, int)
     server.reset()

@@ -1,0 +1,141 @@
+"""The page at / in a real browser: headless Chromium, driven by Playwright.
+
+These tests skip, with a reason, where Chromium or Playwright is missing; .ci/run
+installs both, so CI runs them.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import requests
+
+import petstore_stub as stub
+
+sync_api = pytest.importorskip('playwright.sync_api', reason='Playwright is not installed')
+expect = sync_api.expect
+
+CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
+#: Headless, and quiet: no call to the network this machine may not have.
+CHROMIUM_ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic',
+                 '--no-first-run', '--disable-background-networking',
+                 '--disable-component-update', '--disable-sync']
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason='no Chromium here (Debian: apt-get install chromium)'),
+]
+
+
+@pytest.fixture(scope='module')
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+def origin(server: stub.StubServer) -> str:
+    return server.url.removesuffix(server.app.base_path)
+
+
+def submit(page, form: str, **fields: str) -> None:
+    for name, value in fields.items():
+        field = page.locator(f'#{form} [name={name}]')
+        if field.evaluate('element => element.tagName') == 'SELECT':
+            field.select_option(value)
+        else:
+            field.fill(value)
+    page.locator(f'#{form} button[type=submit]').click()
+
+
+def test_a_person_lists_adds_and_gets_a_pet_and_sees_each_exchange(page):
+    with stub.serve(fixtures=True) as server:
+        page.goto(origin(server) + '/')
+        expect(page.locator('#base-url')).to_have_text(server.url)
+        expect(page.locator('#api-key')).to_have_value(stub.DEMO_API_KEY)
+        expect(page.locator('#pets-table tbody tr')).to_have_count(13)  # listed on arrival
+
+        submit(page, 'list-form', limit='2', status='sold')
+        expect(page.locator('#status')).to_have_text('200 OK')
+        expect(page.locator('#pets-table tbody tr')).to_have_count(2)
+        expect(page.locator('#curl')).to_have_text(
+            f"curl -i -H 'Authorization: Bearer {stub.DEMO_API_KEY}' "
+            f"'{server.url}/pets?limit=2&status=sold'")
+
+        submit(page, 'create-form', name='Pip', categoryId='3', status='available')
+        expect(page.locator('#status')).to_have_text('201 Created')
+        expect(page.locator('#request')).to_contain_text('POST /v1/pets HTTP/1.1')
+        expect(page.locator('#request')).to_contain_text('Content-Type: application/json')
+        expect(page.locator('#pets-table tbody tr')).to_have_count(2)  # the sold ones, listed again
+        expect(page.locator('#response-headers')).to_contain_text('/v1/pets/14')
+        expect(page.locator('#response-headers tr.note', has_text='location')).to_contain_text(
+            'where the new pet is')
+        assert '"name": "Pip"' in page.locator('#response-body').text_content()
+
+        submit(page, 'get-form', petId='14')
+        expect(page.locator('#status')).to_have_text('200 OK')
+        notes = page.locator('#response-headers tr.note')
+        for header in ('deprecation', 'sunset', 'link'):
+            expect(notes.filter(has_text=header)).to_have_count(1)
+        expect(page.locator('#response-headers')).to_contain_text('Thu, 05 Dec 2030 00:00:00 GMT')
+        server.assert_called('createPet', json={'name': 'Pip', 'categoryId': 3,
+                                                'status': 'available'})
+
+
+def test_without_a_key_the_page_shows_the_401_and_why(page):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        page.locator('#clear-key').click()
+        submit(page, 'list-form')
+        expect(page.locator('#status')).to_have_text('401 Unauthorized')
+        expect(page.locator('#error')).to_have_text(
+            'unauthorized: send the API key as Authorization: Bearer <key>')
+        expect(page.locator('#response-headers tr.note', has_text='www-authenticate')).to_contain_text(
+            'Bearer realm="petstore"')
+        assert 'Authorization' not in page.locator('#curl').text_content()
+
+
+def test_a_bad_value_shows_the_error_code_and_message(page):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        submit(page, 'create-form', name='Rex', categoryId='three')
+        expect(page.locator('#status')).to_have_text('400 Bad Request')
+        expect(page.locator('#error')).to_contain_text('invalid_body: categoryId must be an int64')
+        assert len(server.app.store) == 0
+
+
+def test_with_admin_the_requests_appear_as_they_arrive(page):
+    with stub.serve() as server:  # serve() has the admin endpoints on
+        page.goto(origin(server) + '/')
+        expect(page.locator('#admin')).to_be_visible()
+        requests.get(server.url + '/pets?limit=7', headers=server.headers, timeout=10)
+        expect(page.locator('#journal')).to_contain_text('GET /v1/pets?limit=7')
+        submit(page, 'fault-form', fault='503', route='listPets')
+        expect(page.locator('#fault-result')).to_have_text('queued: the next request gets it')
+        submit(page, 'list-form')
+        expect(page.locator('#status')).to_have_text('503 Service Unavailable')
+        page.locator('#reset').click()
+        expect(page.locator('#journal tbody tr')).to_have_count(0)
+
+
+def test_the_page_needs_nothing_from_elsewhere_and_no_key_when_not_on_offer(page):
+    with stub.serve(api_key='private-key') as server:
+        fetched = []
+        page.on('request', lambda request: fetched.append(request.url))
+        page.goto(origin(server) + '/')
+        expect(page.locator('#api-key')).to_have_value('')
+        expect(page.locator('#key-hint')).to_contain_text('paste it above')
+        expect(page.locator('#admin')).to_be_visible()
+        assert fetched and all(url.startswith(origin(server)) for url in fetched)
+        assert 'private-key' not in page.content()
