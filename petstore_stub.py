@@ -39,17 +39,17 @@ stop at the end of part 1. Where each begins:
     line  105  Part 1: the Pet Store API, as a student meets it
     line  108  Constants
     line  138  ApiError: the one exception, and the Error body
-    line  204  Validation: pure functions from raw input to clean values
-    line  389  The bearer check
-    line  411  The app: the four operations
-    line  482  The store the operations use
-    line  565  Part 2: the machinery
-    line  572  Durable storage: the TinyDB file, its log, and group commit
-    line 1038  The fixture server: StubApp and its pieces
-    line 2089  The OpenAPI description
-    line 2110  The server: waitress, behind one adapter
-    line 2410  The command line
-    line 2652  The pytest fixtures
+    line  189  Validation: pure functions from raw input to clean values
+    line  374  The bearer check
+    line  396  The app: the four operations
+    line  467  The store the operations use
+    line  550  Part 2: the machinery
+    line  557  Durable storage: the TinyDB file, its log, and group commit
+    line 1025  The fixture server: StubApp and its pieces
+    line 2091  The OpenAPI description
+    line 2112  The server: waitress, behind one adapter
+    line 2412  The command line
+    line 2654  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -180,21 +180,6 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
         message = str(error.body)
     bottle.response.content_type = 'application/json'
     return error_json(status, error_code_name(status), message)
-
-
-ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
-               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error'}
-
-
-def error_code_name(status: int) -> str:
-    """The Error ``code`` of a status no handler named: ``bad_request``, ``bad_gateway``..."""
-    if status in ERROR_CODES:
-        return ERROR_CODES[status]
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        return f'http_{status}'
-    return phrase.lower().replace(' ', '_').replace('-', '_')
 
 
 class DatabaseError(Exception):
@@ -712,7 +697,8 @@ def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
                 raise bad_body('it is not a JSON object')
             parse_new_pet(document)
         except ApiError as error:
-            raise DatabaseError(f'{name}: pet {doc_id} is not a valid pet ({error.message})') from None
+            raise DatabaseError(
+                f'{name}: pet {doc_id} is not a valid pet ({error.message})') from None
     tables[PETS_TABLE] = dict(sorted(pets.items(), key=lambda item: int(item[0])))
     return tables
 
@@ -1032,7 +1018,8 @@ def append_durably(descriptor: int, data: bytes) -> None:
 
 
 def storage_error(path: Path, error: OSError) -> ApiError:
-    return ApiError(500, 'storage_error', f'could not write {path}: {error.strerror}; nothing was changed')
+    return ApiError(500, 'storage_error',
+                    f'could not write {path}: {error.strerror}; nothing was changed')
 
 
 # -- The fixture server: StubApp and its pieces --------------------------------
@@ -1044,6 +1031,22 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 #     AccessLog -> ForwardedHeaders -> RouteAsSent -> Journal -> Delay -> Cors -> bottle
 #
 # (the last with the key check, the routes, and the faults as a plugin).
+
+#: The Error ``code`` for a status that bottle, waitress or a fault answers with.
+ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
+               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error'}
+
+
+def error_code_name(status: int) -> str:
+    """The Error ``code`` of a status no handler named: ``bad_request``, ``bad_gateway``..."""
+    if status in ERROR_CODES:
+        return ERROR_CODES[status]
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        return f'http_{status}'
+    return phrase.lower().replace(' ', '_').replace('-', '_')
+
 
 ADMIN_PREFIX = '/__admin/'
 JOURNAL_SIZE = 1000
@@ -1066,11 +1069,10 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
 #: Set in the WSGI environ: the fault that fired; a connection closed with no response;
-#: a response cut short on purpose.
+#: the page served to a browser.
 FAULT = 'petstore_stub.fault'
 DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
-TRUNCATED = 'petstore_stub.truncated'
 
 
 class StubApp:
@@ -1226,8 +1228,8 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
     matching = differences.count([])
     if matching if times is None else matching == times:
         return None
-    wanted = ', '.join(f'{name}={value!r}' for name, value in
-                       (('json', json), ('query', query), ('headers', headers)) if value is not None)
+    given = (('json', json), ('query', query), ('headers', headers))
+    wanted = ', '.join(f'{name}={value!r}' for name, value in given if value is not None)
     with_wanted = f' with {wanted}' if wanted else ''
     if times is None:
         lines = [f'{what} was not called{with_wanted}.']
@@ -1415,7 +1417,6 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
         return b'{"fault": "malformed", this is not JSON}\n'
     bottle.response.content_length = len(data)  # the whole body's length, in every case
     if kind == 'truncate':
-        environ[TRUNCATED] = True
         return data[:len(data) // 2]
     return drip(data, fault['seconds'], stub)  # slow
 
@@ -2069,7 +2070,8 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
                 raise bad_body('it is not a JSON object')
             new_pets.append(parse_new_pet(document))
         except ApiError as error:
-            raise DatabaseError(f'{path}: animal {number} is not a NewPet: {error.message}') from None
+            raise DatabaseError(
+                f'{path}: animal {number} is not a NewPet: {error.message}') from None
     return new_pets
 
 
@@ -2352,8 +2354,8 @@ class StubServer:
     def start(self) -> StubServer:
         """Serve in a daemon thread; a second start raises RuntimeError."""
         self.bind()
-        self._thread = threading.Thread(target=self.serve_forever, name=f'petstore-stub:{self.port}',
-                                        daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True,
+                                        name=f'petstore-stub:{self.port}')
         self._thread.start()
         return self
 
@@ -2449,8 +2451,8 @@ def build_parser() -> argparse.ArgumentParser:
                              'X-Forwarded-Proto, -Host, -Port and -For headers (only behind a '
                              'proxy you run, such as a hosting platform\'s)')
     parser.add_argument('--admin', action='store_true',
-                        help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, faults) '
-                             'for test suites')
+                        help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, '
+                             'faults, chaos) for test suites')
     parser.add_argument('--chaos', type=chaos_rate, default=None, metavar='RATE',
                         help='give each API request a fault with probability RATE (0 to 1), '
                              f'drawn from {", ".join(map(str, CHAOS_FAULTS))}')

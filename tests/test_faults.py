@@ -126,13 +126,19 @@ def test_slow_drips_the_real_body_over_its_seconds(server, client):
     assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
 
 
-def test_a_hang_is_released_by_reset(server):
+def hung_client(server) -> tuple[threading.Thread, list]:
+    """A client in a thread, held by a 60-second hang; what it met goes in the list."""
     server.fail_next('hang', seconds=60)
-    outcome = []
+    outcome: list = []
     client = threading.Thread(target=lambda: outcome.append(
         pytest.raises(requests.ConnectionError, with_requests, server, timeout=30)))
     client.start()
     wait_until(lambda: server.app.held == 1)
+    return client, outcome
+
+
+def test_a_hang_is_released_by_reset(server):
+    client, outcome = hung_client(server)
     server.reset()
     client.join(timeout=10)
     assert outcome and not client.is_alive()
@@ -149,12 +155,7 @@ def test_a_hang_ends_at_its_bound_with_no_response(server):
 
 def test_a_hang_is_released_by_stop():
     with stub.serve() as server:
-        server.fail_next('hang', seconds=60)
-        outcome = []
-        client = threading.Thread(target=lambda: outcome.append(
-            pytest.raises(requests.ConnectionError, with_requests, server, timeout=30)))
-        client.start()
-        wait_until(lambda: server.app.held == 1)
+        client, outcome = hung_client(server)
     client.join(timeout=10)
     assert outcome and not client.is_alive()
 
