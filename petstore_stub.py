@@ -38,18 +38,18 @@ stop at the end of part 1. Where each begins:
 
     line  105  Part 1: the Pet Store API, as a student meets it
     line  108  Constants
-    line  138  ApiError: the one exception, and the Error body
-    line  189  Validation: pure functions from raw input to clean values
-    line  374  The bearer check
-    line  396  The app: the four operations
-    line  467  The store the operations use
-    line  550  Part 2: the machinery
-    line  557  Durable storage: the TinyDB file, its log, and group commit
-    line 1025  The fixture server: StubApp and its pieces
-    line 2091  The OpenAPI description
-    line 2112  The server: waitress, behind one adapter
-    line 2412  The command line
-    line 2654  The pytest fixtures
+    line  140  ApiError: the one exception, and the Error body
+    line  191  Validation: pure functions from raw input to clean values
+    line  376  The bearer check
+    line  398  The app: the four operations
+    line  470  The store the operations use
+    line  553  Part 2: the machinery
+    line  560  Durable storage: the TinyDB file, its log, and group commit
+    line 1028  The fixture server: StubApp and its pieces
+    line 2093  The OpenAPI description
+    line 2114  The server: waitress, behind one adapter
+    line 2414  The command line
+    line 2656  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -133,6 +133,8 @@ SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 OPERATIONS = ('listPets', 'createPet', 'getPet', 'listOrders')
 #: What a browser or a code generator may fetch without a key (with GET or HEAD).
 FAVICON = '/favicon.ico'
+#: How many requests the fixture server's journal keeps.
+JOURNAL_SIZE = 1000
 
 
 # -- ApiError: the one exception, and the Error body --------------------------
@@ -397,7 +399,7 @@ def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
 
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-               trust_proxy: bool = False, journal_size: int = 1000,
+               trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
                access_log: Console | None = None) -> StubApp:
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
@@ -438,9 +440,10 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
     @api.get(f'{base_path}/pets/<pet_id>', name='getPet')
     def get_pet(pet_id: str) -> str:
-        pet = store.get_json(parse_pet_id(pet_id))
+        number = parse_pet_id(pet_id)
+        pet = store.get_json(number)
         if pet is None:
-            raise ApiError(404, 'not_found', f'no pet has id {pet_id}')
+            raise ApiError(404, 'not_found', f'no pet has id {number}')
         # Deprecated since (RFC 9745), gone on (RFC 8594), and what replaces it.
         bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
         bottle.response.set_header('Sunset', SUNSET)
@@ -1049,7 +1052,6 @@ def error_code_name(status: int) -> str:
 
 
 ADMIN_PREFIX = '/__admin/'
-JOURNAL_SIZE = 1000
 #: What the journal keeps of each request (see journal_entry()).
 JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
