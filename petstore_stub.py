@@ -15,13 +15,14 @@ Operations, under the base path ``/v1`` (``/staging/v1`` with ``--staging``):
     GET  /store/orders    named by the spec but not shown there: 501
 
 Every error is the spec's Error body ``{"code", "message", "status"}``. ``GET /``
-(an index) and ``GET <base path>/openapi.json`` (OpenAPI 3.0) need no key.
+(a page for a browser, ``data/index.html``; a JSON index for anyone else) and
+``GET <base path>/openapi.json`` (OpenAPI 3.0) need no key.
 
 Flags (``python petstore_stub.py --help``): ``--host``, ``--port`` (or
 ``PORT``), ``--api-key`` (or ``PETSTORE_API_KEYS``), ``--db PATH|:memory:``,
 ``--fixtures [FILE]`` (the demo animals are in ``data/pets.json``),
-``--staging``, ``--cors``, ``--trust-proxy``, ``--admin``, ``--quiet``,
-``--version``.
+``--staging``, ``--cors``, ``--trust-proxy``, ``--admin``, ``--chaos RATE``
+and ``--seed N``, ``--quiet``, ``--version``.
 
 In tests (the package registers the pytest fixtures ``petstore_server`` and
 ``petstore_app``)::
@@ -29,27 +30,30 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
     with serve() as server:                 # a free loopback port, in memory
         server.url, server.headers          # 'http://127.0.0.1:54321/v1', {'Authorization': ...}
         server.add_pet('Rex', 1)
-        server.fail_next(503)               # or 'drop'; times=, route='createPet'
+        server.fail_next(503)               # or 'drop', 'reset', 'truncate', 'malformed',
+                                            # 'hang', 'slow'; times=, route=, after=, ...
+        server.chaos(0.1, seed=7)           # faults at random, reproducibly
+        server.assert_called('createPet', json={'name': 'Rex', 'categoryId': 1})
         server.requests                     # the journal: what the client sent
         server.reset()
 
 The file reads in two parts, each section under a banner; a first read may
 stop at the end of part 1. Where each begins:
 
-    line  105  Part 1: the Pet Store API, as a student meets it
-    line  108  Constants
-    line  140  ApiError: the one exception, and the Error body
-    line  191  Validation: pure functions from raw input to clean values
-    line  376  The bearer check
-    line  398  The app: the four operations
-    line  470  The store the operations use
-    line  553  Part 2: the machinery
-    line  560  Durable storage: the TinyDB file, its log, and group commit
-    line 1028  The fixture server: StubApp and its pieces
-    line 2093  The OpenAPI description
-    line 2114  The server: waitress, behind one adapter
-    line 2414  The command line
-    line 2656  The pytest fixtures
+    line  109  Part 1: the Pet Store API, as a student meets it
+    line  112  Constants
+    line  144  ApiError: the one exception, and the Error body
+    line  195  Validation: pure functions from raw input to clean values
+    line  380  The bearer check
+    line  402  The app: the four operations
+    line  474  The store the operations use
+    line  557  Part 2: the machinery
+    line  564  Durable storage: the TinyDB file, its log, and group commit
+    line 1032  The fixture server: StubApp and its pieces
+    line 2097  The OpenAPI description
+    line 2118  The server: waitress, behind one adapter
+    line 2418  The command line
+    line 2660  The pytest fixtures
 """
 
 from __future__ import annotations
