@@ -50,10 +50,10 @@ stop at the end of part 1. Where each begins:
     line  557  Part 2: the machinery
     line  564  Durable storage: the TinyDB file, its log, and group commit
     line 1032  The fixture server: StubApp and its pieces
-    line 2097  The OpenAPI description
-    line 2118  The server: waitress, behind one adapter
-    line 2418  The command line
-    line 2660  The pytest fixtures
+    line 2144  The OpenAPI description
+    line 2165  The server: waitress, behind one adapter
+    line 2466  The command line
+    line 2709  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -289,9 +289,9 @@ def check_content_type(content_type: str) -> None:
     media_type, *parameters = [part.strip().lower() for part in content_type.split(';')]
     charsets = [p.partition('=')[2].strip('"') for p in parameters if p.startswith('charset=')]
     if media_type != 'application/json' or any(c != 'utf-8' for c in charsets):
-        shown = content_type or 'none'
+        got = f'got {content_type[:60]!r}' if content_type else 'got no Content-Type'
         raise ApiError(415, 'unsupported_media_type',
-                       f'send the body as Content-Type: application/json; got {shown[:60]!r}')
+                       f'send the body as Content-Type: application/json; {got}')
 
 
 def read_body(request: bottle.BaseRequest) -> bytes:
@@ -1079,6 +1079,9 @@ FAULT_SECONDS_MAX = 60.0
 FAULT = 'petstore_stub.fault'
 DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
+#: Set by the journal: a function that records this request, and whether it has.
+RECORD = 'petstore_stub.record'
+RECORDED = 'petstore_stub.recorded'
 
 
 class StubApp:
@@ -1109,6 +1112,8 @@ class StubApp:
         self.held = 0  #: how many requests a delay holds now
         self.faults = FaultPlugin(self)
         self.lock = threading.Lock()  #: guards the journal and the count of held requests
+        self._arrivals = 0  #: requests that have arrived, for the journal's order
+        self._journal_arrivals: collections.deque[int] = collections.deque()  #: each entry's
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         add_documents(api, base_path, self.api_keys, admin)
         if admin:
@@ -1129,6 +1134,7 @@ class StubApp:
         with self.lock:
             self.generation += 1
             self.journal.clear()
+            self._journal_arrivals.clear()
         self.release()
         self.faults.clear()
         self.delay = 0.0
@@ -1161,7 +1167,7 @@ class StubApp:
         self.faults.add(checked)
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
-              seed: int | None = None) -> int:
+              seed: int | None = None) -> int | None:
         """Give each API request a fault drawn from ``faults`` with probability ``rate``.
 
         The draw is seeded: the same seed and the same sequence of requests give
@@ -1219,10 +1225,30 @@ class StubApp:
                 [f'{what} was called {times_phrase(len(calls))}; expected never:']
                 + [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]))
 
-    def record(self, entry: dict, generation: int) -> None:
+    def arrival(self) -> int:
+        """The next request's place in the order of arrival."""
         with self.lock:
-            if generation == self.generation:
-                self.journal.append(entry)
+            self._arrivals += 1
+            return self._arrivals
+
+    def record(self, entry: dict, generation: int, arrival: int) -> None:
+        """Keep ``entry`` in the journal in the order the requests arrived, whatever order
+        they end in; unless the stub was cleared since it arrived."""
+        with self.lock:
+            if generation != self.generation:
+                return
+            arrivals, journal = self._journal_arrivals, self.journal
+            place = len(journal)
+            while place and arrivals[place - 1] > arrival:
+                place -= 1
+            if len(journal) == journal.maxlen:
+                if not place:
+                    return  # older than all the journal keeps
+                journal.popleft()
+                arrivals.popleft()
+                place -= 1
+            journal.insert(place, entry)
+            arrivals.insert(place, arrival)
 
 
 def call_report(entries: list[dict], what: str, base_path: str, json: Any,
@@ -1338,8 +1364,10 @@ def times_phrase(count: int) -> str:
 
 def is_refused_as_malformed(entry: dict) -> bool:
     """A request the stub refused because the client built it wrong: a bad parameter or
-    body, an unknown path, a wrong method, a body too large or not JSON."""
+    body, an unknown path, a wrong method, a body too large or not JSON; not a fault."""
     status = entry['status']
+    if entry.get('fault') is not None:  # the test asked for it
+        return False
     return status in (400, 405, 413, 415) or (status == 404 and entry['operation'] is None)
 
 
@@ -1408,12 +1436,15 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
     kind, environ = fault['fault'], bottle.request.environ
     if isinstance(kind, int):
         retry_after = fault.get('retry_after')
+        origin = 'drawn by chaos' if fault.get('chaos') else 'queued on the stub'
         raise ApiError(kind, error_code_name(kind),
-                       f'{http.HTTPStatus(kind).phrase} (a fault queued with fail_next)',
+                       f'{http.HTTPStatus(kind).phrase} (a fault {origin})',
                        {} if retry_after is None else {'Retry-After': str(retry_after)})
     if kind in ('drop', 'reset', 'hang'):
         if kind == 'hang':
             stub.hold(fault['seconds'])  # until the client gives up, a reset, or the bound
+        if RECORD in environ:
+            environ[RECORD](None)
         Waitress.close_connection(environ, abort=kind == 'reset')
         return ''
     body = run()
@@ -1451,7 +1482,7 @@ class Chaos:
             if self._random.random() >= self.rate:
                 return None
             kind = self._random.choice(self.faults)
-        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0)}
+        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
 
 
 def parse_fault(document: Mapping[str, Any]) -> dict:
@@ -1470,6 +1501,9 @@ def parse_fault(document: Mapping[str, Any]) -> dict:
                        'retry_after and seconds')
     if 'fault' in document and 'status' in document:
         raise bad_body('give fault or its older name status, not both')
+    if 'fault' not in document and 'status' not in document:
+        raise bad_body(f'fault is required: an HTTP error status (400..599) or one of '
+                       f'{", ".join(FAULT_KINDS)}')
     fault = document.get('fault', document.get('status'))
     times, after = document.get('times', 1), document.get('after', 0)
     route, retry_after = document.get('route'), document.get('retry_after')
@@ -1509,8 +1543,9 @@ def parse_chaos(document: Mapping[str, Any]) -> dict:
                        f'{", ".join(FAULT_KINDS)}; got {faults!r}')
     if seed is not None and (type(seed) is not int or seed < 0):
         raise bad_body(f'seed must be a whole number from 0; got {seed!r}')
-    return {'rate': rate, 'faults': list(faults),
-            'seed': secrets.randbelow(2 ** 32) if seed is None else seed}
+    if seed is None and rate:
+        seed = secrets.randbelow(2 ** 32)
+    return {'rate': rate, 'faults': list(faults), 'seed': seed}
 
 
 def is_seconds(value: Any) -> bool:
@@ -1546,11 +1581,23 @@ class Journal:
                 stub.errors.append(without_frames(exc_info[1]))
             return start_response(status, headers, exc_info)
 
+        if body is not None:
+            arrival = stub.arrival()
+
+            def record(status: int | None, result: Any = None) -> None:
+                if environ.get(RECORDED) or environ.get(PAGE):  # a browser's visit is no call
+                    return
+                environ[RECORDED] = True
+                error = error_of(result) if status and status >= 400 else None
+                entry = journal_entry(environ, body.first_bytes(), status, error)
+                stub.record(entry, generation, arrival)
+
+            # A fault that closes the connection records the request first: once the
+            # client sees the close, it may send its next request at once.
+            environ[RECORD] = record
         result = self.app(environ, recording)
-        if body is not None and not environ.get(PAGE):  # a browser's visit is no API call
-            status = None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
-            error = error_of(result) if status and status >= 400 else None
-            stub.record(journal_entry(environ, body.first_bytes(), status, error), generation)
+        if body is not None:
+            record(None if environ.get(DROPPED) or not sent else int(sent[-1][:3]), result)
         return result
 
 
@@ -2209,9 +2256,10 @@ class Waitress:
             self._close_connections()
 
     def release(self) -> None:
-        """Once the loop has ended: close the trigger and stop the worker threads."""
-        self._server.trigger.close()
+        """Once the loop has ended: stop the worker threads, then close the trigger, which a
+        worker finishing its task still pulls."""
         self._server.task_dispatcher.shutdown(timeout=5)
+        self._server.trigger.close()
 
     def _close_connections(self) -> None:
         server = self._server
@@ -2627,6 +2675,7 @@ def print_banner(console: Console, server: StubServer, store: PetStore, api_key:
         console.print(f'generated API key (not published anywhere): {api_key}')
     url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
     console.print(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
+    console.print(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
 
 
 def raise_open_files_limit(wanted: int) -> None:

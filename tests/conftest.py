@@ -114,6 +114,7 @@ class StubProcess:
             self.banner.append(line)
             if line.startswith('serving '):
                 self.url = line.split()[1]
+            if line.startswith('or open '):  # the banner's last line
                 return
         raise AssertionError(f'no banner: {self.banner} {self.process.stderr.read()}')
 

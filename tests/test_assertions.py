@@ -199,4 +199,7 @@ def test_the_guard_passes_the_same_test_once_it_is_marked_and_is_off_by_default(
     (503, 'listPets', False), (None, 'listPets', False),
 ])
 def test_what_the_guard_counts_as_malformed(status, operation, refused):
-    assert stub.is_refused_as_malformed({'status': status, 'operation': operation}) is refused
+    entry = {'status': status, 'operation': operation, 'fault': None}
+    assert stub.is_refused_as_malformed(entry) is refused
+    # A 4xx the test queued itself is the stub's doing, not the client's.
+    assert stub.is_refused_as_malformed({**entry, 'fault': status}) is False

@@ -265,3 +265,21 @@ def test_the_banner_names_the_chaos_seed(monkeypatch, capsys):
     assert stub.main(['--port', '0', '--db', ':memory:', '--chaos', '0.25', '--seed', '42']) == 0
     assert ('chaos: a fault for 25% of API requests, from seed 42 (--seed 42 repeats them)'
             in capsys.readouterr().out)
+
+
+def test_the_journal_keeps_the_order_of_arrival_when_a_fault_closes_the_connection(server):
+    for _ in range(20):
+        server.fail_next('reset', route='listPets')
+        with pytest.raises(requests.ConnectionError):
+            with_requests(server)
+        assert with_requests(server, path='/pets/1')[0] == 200
+    wait_until(lambda: len(server.requests) == 40)
+    assert [entry['operation'] for entry in server.requests] == ['listPets', 'getPet'] * 20
+    assert [entry['fault'] for entry in server.requests] == ['reset', None] * 20
+
+
+def test_a_fault_says_where_it_came_from(server):
+    server.fail_next(502)
+    assert with_requests(server)[1]['message'] == 'Bad Gateway (a fault queued on the stub)'
+    server.chaos(1, faults=[502], seed=1)
+    assert with_requests(server)[1]['message'] == 'Bad Gateway (a fault drawn by chaos)'

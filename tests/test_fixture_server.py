@@ -248,7 +248,7 @@ def test_fail_next_answers_once_with_that_status_and_an_error_body():
     with stub.serve() as server:
         server.fail_next(503)
         assert call_once(server.url, 'GET', '/v1/pets') == (503, {
-            'code': 'service_unavailable', 'message': 'Service Unavailable (a fault queued with fail_next)',
+            'code': 'service_unavailable', 'message': 'Service Unavailable (a fault queued on the stub)',
             'status': 503})
         assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
 
@@ -372,6 +372,7 @@ def test_admin_faults_queue_a_fault(admin_client):
 def test_admin_faults_refuse_a_bad_fault(admin_client, body):
     response = admin_client.post_json('/__admin/faults', body, status=400)
     assert response.json['code'] == 'invalid_body'
+    assert 'None' not in response.json['message']
     admin_client.get('/v1/pets', status=200)
 
 

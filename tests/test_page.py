@@ -122,7 +122,7 @@ def test_with_admin_the_requests_appear_as_they_arrive(page):
         requests.get(server.url + '/pets?limit=7', headers=server.headers, timeout=10)
         expect(page.locator('#journal')).to_contain_text('GET /v1/pets?limit=7')
         submit(page, 'fault-form', fault='503', route='listPets')
-        expect(page.locator('#fault-result')).to_have_text('queued: the next request gets it')
+        expect(page.locator('#fault-result')).to_have_text('queued: the next listPets request gets it')
         submit(page, 'list-form')
         expect(page.locator('#status')).to_have_text('503 Service Unavailable')
         page.locator('#reset').click()
@@ -139,3 +139,38 @@ def test_the_page_needs_nothing_from_elsewhere_and_no_key_when_not_on_offer(page
         expect(page.locator('#admin')).to_be_visible()
         assert fetched and all(url.startswith(origin(server)) for url in fetched)
         assert 'private-key' not in page.content()
+
+
+def test_an_answer_cut_short_or_not_json_is_shown_as_such(page):
+    with stub.serve(fixtures=True) as server:
+        page.goto(origin(server) + '/')
+        expect(page.locator('#pets-table tbody tr')).to_have_count(13)
+        server.fail_next('truncate')
+        submit(page, 'list-form')
+        expect(page.locator('#status')).to_have_text('200 OK, but the body was cut short')
+        expect(page.locator('#error')).to_contain_text('fewer bytes came than the Content-Length')
+        server.fail_next('malformed')
+        submit(page, 'list-form')
+        expect(page.locator('#status')).to_have_text('200 OK')
+        expect(page.locator('#error')).to_contain_text('not JSON')
+
+
+def test_numbers_go_as_typed_and_dates_are_read_out(page):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        submit(page, 'create-form', name='Max', categoryId='9223372036854775807')
+        expect(page.locator('#status')).to_have_text('201 Created')
+        server.assert_called('createPet', json={'name': 'Max', 'categoryId': 2 ** 63 - 1})
+        submit(page, 'get-form', petId='1')
+        expect(page.locator('#response-headers tr.note', has_text='deprecation')).to_contain_text(
+            'deprecated (RFC 9745), since 01 Jan 2026')
+
+
+def test_a_cleared_key_can_be_put_back(page):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        expect(page.locator('#demo-key')).to_be_hidden()
+        page.locator('#clear-key').click()
+        expect(page.locator('#key-hint')).to_contain_text('No key')
+        page.locator('#demo-key').click()
+        expect(page.locator('#api-key')).to_have_value(stub.DEMO_API_KEY)
