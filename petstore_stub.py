@@ -50,10 +50,10 @@ stop at the end of part 1. Where each begins:
     line  557  Part 2: the machinery
     line  564  Durable storage: the TinyDB file, its log, and group commit
     line 1032  The fixture server: StubApp and its pieces
-    line 2144  The OpenAPI description
-    line 2165  The server: waitress, behind one adapter
-    line 2466  The command line
-    line 2709  The pytest fixtures
+    line 2138  The OpenAPI description
+    line 2159  The server: waitress, behind one adapter
+    line 2460  The command line
+    line 2703  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1109,7 +1109,7 @@ class StubApp:
         self.delay = 0.0
         self.generation = 0  #: counts clear(): a request older than the last one is stale
         self.cleared = threading.Event()  #: set by clear(), to release delayed requests
-        self.held = 0  #: how many requests a delay holds now
+        self.held = 0  #: how many requests a delay or a hang holds now
         self.faults = FaultPlugin(self)
         self.lock = threading.Lock()  #: guards the journal and the count of held requests
         self._arrivals = 0  #: requests that have arrived, for the journal's order
@@ -1181,12 +1181,13 @@ class StubApp:
         self.faults.chaos = Chaos(**checked) if checked['rate'] else None
         return checked['seed']
 
-    def hold(self, seconds: float) -> None:
-        """Hold this request (a worker thread) for ``seconds``, or until clear() or release()."""
+    def hold(self, seconds: float) -> bool:
+        """Hold this request (a worker thread) for ``seconds``, or until clear() or release();
+        True if it was let go before its time."""
         with self.lock:
             self.held += 1
         try:
-            self.cleared.wait(seconds)
+            return self.cleared.wait(seconds)
         finally:
             with self.lock:
                 self.held -= 1
@@ -1613,16 +1614,9 @@ class Delay:
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         stub = self.stub
-        if stub.delay and not is_admin_call(environ):
-            with stub.lock:
-                stub.held += 1
-            try:
-                if stub.cleared.wait(stub.delay):
-                    Waitress.close_connection(environ)
-                    return []
-            finally:
-                with stub.lock:
-                    stub.held -= 1
+        if stub.delay and not is_admin_call(environ) and stub.hold(stub.delay):
+            Waitress.close_connection(environ)
+            return []
         return self.app(environ, start_response)
 
 
