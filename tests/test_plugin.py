@@ -114,3 +114,13 @@ def test_serving_never_imports_pytest():
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                             check=True)
     assert result.stdout == 'False\n'
+
+
+@pytest.mark.slow
+def test_petstore_app_without_webtest_names_the_install_command(pytester):
+    pytester.makeconftest('import sys\nsys.modules["webtest"] = None  # as if not installed\n')
+    pytester.makepyfile(test_app='def test_it(petstore_app):\n    pass\n')
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(['*the petstore_app fixture needs WebTest: pip install webtest*'])
+    assert 'ModuleNotFoundError' not in result.stdout.str()
