@@ -50,10 +50,10 @@ stop at the end of part 1. Where each begins:
     line  557  Part 2: the machinery
     line  564  Durable storage: the TinyDB file, its log, and group commit
     line 1032  The fixture server: StubApp and its pieces
-    line 2138  The OpenAPI description
-    line 2159  The server: waitress, behind one adapter
-    line 2460  The command line
-    line 2703  The pytest fixtures
+    line 2148  The OpenAPI description
+    line 2169  The server: waitress, behind one adapter
+    line 2470  The command line
+    line 2713  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1598,7 +1598,7 @@ class Journal:
             environ[RECORD] = record
         result = self.app(environ, recording)
         if body is not None:
-            record(None if environ.get(DROPPED) or not sent else int(sent[-1][:3]), result)
+            record(status_sent(environ, sent), result)
         return result
 
 
@@ -1883,20 +1883,30 @@ class AccessLog:
 
         result = self.app(environ, recording)
         if environ['PATH_INFO'] != FAVICON:
-            status = 'dropped' if environ.get(DROPPED) or not sent else sent[-1][:3]
+            status = status_sent(environ, sent)
             self.console.log(access_line(environ, status, time.perf_counter() - started))
         return result
 
 
-def access_line(environ: dict, status: str, seconds: float) -> str:
+def status_sent(environ: dict, sent: list[str]) -> int | None:
+    """The status of the last status line the app started, or None if no response went."""
+    return None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
+
+
+def access_line(environ: dict, status: int | None, seconds: float) -> str:
     """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
     target = environ.get('REQUEST_URI')
     if target is None:
         query = environ.get('QUERY_STRING')
         target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
-    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {environ.get("REMOTE_ADDR") or "-"} '
-            f'{printable(environ["REQUEST_METHOD"])} {printable(target)} {status} '
-            f'{seconds * 1000:.1f}ms')
+    return log_line(environ.get('REMOTE_ADDR') or '-', f'{environ["REQUEST_METHOD"]} {target}',
+                    'dropped' if status is None else str(status), f'{seconds * 1000:.1f}ms')
+
+
+def log_line(client: str, request: str, status: str, duration: str) -> str:
+    """One line of the access log: the time, the client, the request as sent, printable."""
+    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
+            f'{printable(request)} {status} {duration}')
 
 
 def printable(text: str) -> str:
@@ -2208,8 +2218,8 @@ class Waitress:
             console = getattr(self.channel.server, 'petstore_access_log', None)
             if console is not None:
                 line = getattr(self.request, 'first_line', b'').decode('latin-1') or '-'
-                console.log(f'{time.strftime("%Y-%m-%d %H:%M:%S")} {self.channel.addr[0]} '
-                            f'{printable(line[:JOURNAL_TEXT_CHARS])} {error.code} -')
+                console.log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
+                                     str(error.code), '-'))
 
     class Channel(waitress.channel.HTTPChannel):
         """waitress's connection, with the task above for what it cannot parse."""
