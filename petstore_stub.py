@@ -344,8 +344,10 @@ def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
     return document
 
 
-def parse_new_pet(document: Mapping[str, Any]) -> dict:
+def parse_new_pet(document: Any) -> dict:
     """A decoded NewPet -> a clean copy with its fields in spec order, or 400."""
+    if not isinstance(document, dict):
+        raise bad_body(f'a NewPet is a JSON object, not {json.dumps(document)[:40]}')
     unknown = [field for field in document if field not in NEW_PET_FIELDS]
     if unknown:
         raise bad_body(f'unknown field {unknown[0]!r}; a NewPet has name, categoryId and status')
@@ -700,8 +702,6 @@ def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
         if not re.fullmatch(r'[1-9][0-9]{0,18}', doc_id) or int(doc_id) > INT64_MAX:
             raise DatabaseError(f'{name}: pet id {doc_id[:40]!r} is not a positive int64')
         try:
-            if not isinstance(document, dict):
-                raise bad_body('it is not a JSON object')
             parse_new_pet(document)
         except ApiError as error:
             raise DatabaseError(
@@ -2123,8 +2123,6 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
     new_pets = []
     for number, document in enumerate(documents, start=1):
         try:
-            if not isinstance(document, dict):
-                raise bad_body('it is not a JSON object')
             new_pets.append(parse_new_pet(document))
         except ApiError as error:
             raise DatabaseError(

@@ -121,6 +121,9 @@ def test_fixtures_from_a_file(capsys, tmp_path):
     pytest.param('{"name": "Solo"}', 'a JSON array', id='not an array'),
     pytest.param('[{"name": "Solo"}]', 'animal 1 is not a NewPet: categoryId is required',
                  id='missing field'),
+    pytest.param('[{"name": "Solo", "categoryId": 1}, "Duo"]',
+                 'animal 2 is not a NewPet: a NewPet is a JSON object, not "Duo"',
+                 id='animal not an object'),
     pytest.param('[{"name": "Solo", "categoryId": 1, "id": 3}]', "unknown field 'id'", id='an id'),
     pytest.param('[', 'cannot read the fixtures', id='bad JSON'),
 ])

@@ -317,6 +317,8 @@ def test_an_empty_file_is_an_empty_store(tmp_path):
                  id='id not a number'),
     pytest.param(b'{"pets": {"0": {"name": "a", "categoryId": 1}}}', "pet id '0'", id='id zero'),
     pytest.param(b'{"pets": {"1": {"name": "a"}}}', 'pet 1 is not a valid pet', id='not a pet'),
+    pytest.param(b'{"pets": {"1": ["a", 1]}}', 'pet 1 is not a valid pet (a NewPet is a JSON object',
+                 id='pet not an object'),
 ])
 def test_a_bad_file_is_refused_and_left_untouched(tmp_path, content, problem):
     path = tmp_path / 'pets.json'

@@ -147,6 +147,8 @@ def test_parse_new_pet_accepts_a_new_pet(document, expected):
 
 
 @pytest.mark.parametrize('document, words', [
+    pytest.param(['Rex', 1], ['a NewPet is a JSON object', '["Rex", 1]'], id='array'),
+    pytest.param(None, ['a NewPet is a JSON object', 'null'], id='null document'),
     pytest.param({'categoryId': 1}, ['name is required'], id='missing name'),
     pytest.param({'name': 'Rex'}, ['categoryId is required'], id='missing categoryId'),
     pytest.param({'name': '', 'categoryId': 1}, ['non-empty string'], id='empty name'),
