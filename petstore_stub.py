@@ -40,20 +40,20 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
 The file reads in two parts, each section under a banner; a first read may
 stop at the end of part 1. Where each begins:
 
-    line  109  Part 1: the Pet Store API, as a student meets it
-    line  112  Constants
-    line  144  ApiError: the one exception, and the Error body
-    line  195  Validation: pure functions from raw input to clean values
-    line  380  The bearer check
-    line  402  The app: the four operations
-    line  474  The store the operations use
-    line  557  Part 2: the machinery
-    line  564  Durable storage: the TinyDB file, its log, and group commit
-    line 1032  The fixture server: StubApp and its pieces
-    line 2148  The OpenAPI description
-    line 2169  The server: waitress, behind one adapter
-    line 2470  The command line
-    line 2713  The pytest fixtures
+    line  107  Part 1: the Pet Store API, as a student meets it
+    line  110  Constants
+    line  142  ApiError: the one exception, and the Error body
+    line  189  Validation: pure functions from raw input to clean values
+    line  376  The bearer check
+    line  398  The app: the four operations
+    line  470  The store the operations use
+    line  553  Part 2: the machinery
+    line  560  Durable storage: the TinyDB file, its log, and group commit
+    line 1031  The fixture server: StubApp and its pieces
+    line 2145  The OpenAPI description
+    line 2166  The server: waitress, behind one adapter
+    line 2467  The command line
+    line 2710  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -66,7 +66,6 @@ import errno
 import functools
 import hmac
 import http
-import io
 import ipaddress
 import itertools
 import json
@@ -85,7 +84,6 @@ import threading
 import time
 import traceback
 import urllib.parse
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -186,10 +184,6 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
         message = str(error.body)
     bottle.response.content_type = 'application/json'
     return error_json(status, error_code_name(status), message)
-
-
-class DatabaseError(Exception):
-    """The database file cannot be used; the stub refuses to start."""
 
 
 # -- Validation: pure functions from raw input to clean values -----------------
@@ -584,6 +578,11 @@ def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
 PETS_TABLE = 'pets'
 #: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
 O_DSYNC = getattr(os, 'O_DSYNC', 0)
+
+
+class DatabaseError(Exception):
+    """The database file cannot be used; the stub refuses to start."""
+
 
 class LockedJSONStorage(Storage):
     """A TinyDB storage for a JSON file that one process at a time may use.
@@ -1933,7 +1932,7 @@ class Console:
         # no lock that the interpreter needs to flush sys.stdout on its way out.
         try:
             self._descriptor: int | None = os.dup(stream.fileno()) if stream else None
-        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
             self._descriptor = None
         self._queue: queue.Queue[str | None] = queue.Queue(capacity)
         self._broken = False
@@ -2441,7 +2440,7 @@ class StubServer:
         self.stop()
 
 
-@contextmanager
+@contextlib.contextmanager
 def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
           cors: bool = False, host: str = '127.0.0.1', port: int = 0,
