@@ -40,20 +40,26 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
 The file reads in two parts, each section under a banner; a first read may
 stop at the end of part 1. Where each begins:
 
-    line  107  Part 1: the Pet Store API, as a student meets it
-    line  110  Constants
-    line  142  ApiError: the one exception, and the Error body
-    line  189  Validation: pure functions from raw input to clean values
-    line  376  The bearer check
-    line  398  The app: the four operations
-    line  470  The store the operations use
-    line  553  Part 2: the machinery
-    line  560  Durable storage: the TinyDB file, its log, and group commit
-    line 1031  The fixture server: StubApp and its pieces
-    line 2145  The OpenAPI description
-    line 2166  The server: waitress, behind one adapter
-    line 2467  The command line
-    line 2710  The pytest fixtures
+    line  113  Part 1: the Pet Store API, as a student meets it
+    line  116  Constants
+    line  148  ApiError: the one exception, and the Error body
+    line  195  Validation: pure functions from raw input to clean values
+    line  382  The bearer check
+    line  404  The app: the four operations
+    line  476  The store the operations use
+    line  559  Part 2: the machinery
+    line  566  Durable storage: the TinyDB file, its log, and group commit
+    line 1037  The fixture server: StubApp and its pieces
+    line 1260  Assertions: what the client sent, held against what a test expects
+    line 1382  Faults: a bottle plugin, and chaos
+    line 1568  The journal: each request as the client sent it
+    line 1735  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 1888  The access log and the console
+    line 2003  The admin endpoints, the documents, the fixtures
+    line 2163  The OpenAPI description
+    line 2184  The server: waitress, behind one adapter
+    line 2485  The command line
+    line 2728  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -107,7 +113,7 @@ __version__ = '1.0.0'
 # Part 1: the Pet Store API, as a student meets it
 # =============================================================================
 
-# -- Constants ----------------------------------------------------------------
+# -- Constants -----------------------------------------------------------------
 
 API_VERSION = '1.0.0'
 BASE_PATH = '/v1'
@@ -139,7 +145,7 @@ FAVICON = '/favicon.ico'
 JOURNAL_SIZE = 1000
 
 
-# -- ApiError: the one exception, and the Error body --------------------------
+# -- ApiError: the one exception, and the Error body ---------------------------
 
 class ApiError(bottle.HTTPResponse):
     """Raised anywhere to answer with the spec's Error body.
@@ -373,7 +379,7 @@ def is_unicode(text: str) -> bool:
     return True
 
 
-# -- The bearer check -------------------------------------------------------------
+# -- The bearer check ----------------------------------------------------------
 
 def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
     """Raise 401 unless ``authorization`` is ``Bearer <one of api_keys>``.
@@ -467,7 +473,7 @@ def mount_point() -> str:
     return bottle.request.script_name.rstrip('/')
 
 
-# -- The store the operations use ------------------------------------------------
+# -- The store the operations use ----------------------------------------------
 
 class PetStore:
     """The pets, behind one lock: in memory, or in a TinyDB file that survives a crash.
@@ -557,7 +563,7 @@ def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
 # pieces, the OpenAPI document, the server, the command line, pytest fixtures.
 # =============================================================================
 
-# -- Durable storage: the TinyDB file, its log, and group commit --------------
+# -- Durable storage: the TinyDB file, its log, and group commit ---------------
 #
 # The pets live in memory, in a dict from id to document, in id order. On disk
 # they are a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it, in
@@ -1251,6 +1257,8 @@ class StubApp:
             arrivals.insert(place, arrival)
 
 
+# -- Assertions: what the client sent, held against what a test expects --------
+
 def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                 query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
                 times: int | None) -> str | None:
@@ -1371,9 +1379,7 @@ def is_refused_as_malformed(entry: dict) -> bool:
     return status in (400, 405, 413, 415) or (status == 404 and entry['operation'] is None)
 
 
-def is_admin_call(environ: dict) -> bool:
-    return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
-
+# -- Faults: a bottle plugin, and chaos ----------------------------------------
 
 class FaultPlugin:
     """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation.
@@ -1559,6 +1565,8 @@ def is_error_status(status: Any) -> bool:
         return False
 
 
+# -- The journal: each request as the client sent it ---------------------------
+
 class Journal:
     """WSGI middleware: records each request in ``stub.journal`` (admin calls, the page a
     browser gets at ``/`` and its icon left out), and each failure inside the app in
@@ -1599,6 +1607,135 @@ class Journal:
         if body is not None:
             record(status_sent(environ, sent), result)
         return result
+
+
+class BodyRecorder:
+    """The request body (``wsgi.input``), keeping a copy of what the journal shows of it.
+
+    Only the first JOURNAL_BODY_BYTES (and one more, to tell a body cut short)
+    are copied: a large body costs the journal nothing.
+    """
+
+    def __init__(self, environ: dict) -> None:
+        self._input = environ['wsgi.input']
+        environ['wsgi.input'] = self
+        length = parse_whole_number(environ.get('CONTENT_LENGTH') or '0')
+        self._length = min(length or 0, JOURNAL_BODY_BYTES + 1)
+        self._kept = bytearray()
+
+    def read(self, size: int = -1) -> bytes:
+        return self._keep(self._input.read(size))
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._keep(self._input.readline(size))
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.readline, b'')
+
+    def _keep(self, data: bytes) -> bytes:
+        room = self._length - len(self._kept)
+        if room > 0:
+            self._kept += data[:room]
+        return data
+
+    def first_bytes(self) -> bytes:
+        """The first bytes of the body, reading them now if the app did not (a 401, say)."""
+        with contextlib.suppress(OSError, ValueError):
+            while len(self._kept) < self._length and self.read(self._length - len(self._kept)):
+                pass
+        return bytes(self._kept)
+
+
+def error_of(result: Iterable[bytes]) -> dict | None:
+    """The ``code`` and ``message`` of an Error body the app returned whole, else None."""
+    if not isinstance(result, list):
+        return None
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        error = json.loads(b''.join(result))
+        return {'code': error['code'], 'message': error['message'][:JOURNAL_TEXT_CHARS]}
+    return None
+
+
+def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
+    """What the journal keeps of a request: about 10 KB at most, whatever the client sent.
+
+    The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
+    headers their first JOURNAL_HEADER_CHARS, the body its first
+    JOURNAL_BODY_BYTES; ``truncated`` says whether anything was cut.
+    """
+    route = environ.get('bottle.route')
+    path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
+    headers, headers_cut = request_headers(environ)
+    body_cut = len(body) > JOURNAL_BODY_BYTES
+    return {
+        'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
+        'path': path[:JOURNAL_TEXT_CHARS],
+        'query': query[:JOURNAL_TEXT_CHARS],
+        'operation': route.name if route is not None else None,
+        'headers': headers,
+        'body': decode_journal_body(body[:JOURNAL_BODY_BYTES], body_cut),
+        'status': status,
+        'error': error,
+        'fault': environ.get(FAULT),
+        'time': time.time(),
+        'truncated': (headers_cut or body_cut
+                      or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
+    }
+
+
+def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
+    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut."""
+    names = {key: key[5:].replace('_', '-').title()
+             for key in environ if key.startswith('HTTP_')}
+    names.update((key, key.replace('_', '-').title())
+                 for key in ('CONTENT_TYPE', 'CONTENT_LENGTH') if environ.get(key))
+    headers: dict[str, str] = {}
+    room = JOURNAL_HEADER_CHARS
+    for key, name in names.items():
+        value = environ[key]
+        room -= len(name) + len(value)
+        if room < 0:
+            return headers, True
+        headers[name] = value
+    return headers, False
+
+
+def decode_journal_body(body: bytes, cut: bool) -> Any:
+    """The body as JSON when it is whole and parses, else as text; None when there was none."""
+    if not body:
+        return None
+    text = body.decode('utf-8', 'replace')
+    if cut:
+        return text
+    try:
+        return loads_strict(text)
+    except ValueError:
+        return text
+
+
+def without_frames(error: BaseException) -> tuple[BaseException, str]:
+    """An exception and its traceback as text, the exception cut loose from the frames.
+
+    A traceback holds every local of every frame it passes through (a request's
+    body among them); an exception kept for later must not keep them alive.
+    """
+    text = ''.join(traceback.format_exception(error))
+    link: BaseException | None = error
+    while link is not None:
+        link.__traceback__ = None
+        link = link.__cause__ or link.__context__
+    return error, text
+
+
+def status_sent(environ: dict, sent: list[str]) -> int | None:
+    """The status of the last status line the app started, or None if no response went."""
+    return None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
+
+
+# -- Middleware: the delay, CORS, forwarded headers, routing as sent -----------
+
+def is_admin_call(environ: dict) -> bool:
+    return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
 
 
 class Delay:
@@ -1748,123 +1885,7 @@ def is_plain_segment(segment: str) -> bool:
     return decoded not in ('', '.', '..') and '/' not in decoded
 
 
-class BodyRecorder:
-    """The request body (``wsgi.input``), keeping a copy of what the journal shows of it.
-
-    Only the first JOURNAL_BODY_BYTES (and one more, to tell a body cut short)
-    are copied: a large body costs the journal nothing.
-    """
-
-    def __init__(self, environ: dict) -> None:
-        self._input = environ['wsgi.input']
-        environ['wsgi.input'] = self
-        length = parse_whole_number(environ.get('CONTENT_LENGTH') or '0')
-        self._length = min(length or 0, JOURNAL_BODY_BYTES + 1)
-        self._kept = bytearray()
-
-    def read(self, size: int = -1) -> bytes:
-        return self._keep(self._input.read(size))
-
-    def readline(self, size: int = -1) -> bytes:
-        return self._keep(self._input.readline(size))
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.readline, b'')
-
-    def _keep(self, data: bytes) -> bytes:
-        room = self._length - len(self._kept)
-        if room > 0:
-            self._kept += data[:room]
-        return data
-
-    def first_bytes(self) -> bytes:
-        """The first bytes of the body, reading them now if the app did not (a 401, say)."""
-        with contextlib.suppress(OSError, ValueError):
-            while len(self._kept) < self._length and self.read(self._length - len(self._kept)):
-                pass
-        return bytes(self._kept)
-
-
-def error_of(result: Iterable[bytes]) -> dict | None:
-    """The ``code`` and ``message`` of an Error body the app returned whole, else None."""
-    if not isinstance(result, list):
-        return None
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
-        error = json.loads(b''.join(result))
-        return {'code': error['code'], 'message': error['message'][:JOURNAL_TEXT_CHARS]}
-    return None
-
-
-def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
-    """What the journal keeps of a request: about 10 KB at most, whatever the client sent.
-
-    The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
-    headers their first JOURNAL_HEADER_CHARS, the body its first
-    JOURNAL_BODY_BYTES; ``truncated`` says whether anything was cut.
-    """
-    route = environ.get('bottle.route')
-    path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
-    headers, headers_cut = request_headers(environ)
-    body_cut = len(body) > JOURNAL_BODY_BYTES
-    return {
-        'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
-        'path': path[:JOURNAL_TEXT_CHARS],
-        'query': query[:JOURNAL_TEXT_CHARS],
-        'operation': route.name if route is not None else None,
-        'headers': headers,
-        'body': decode_journal_body(body[:JOURNAL_BODY_BYTES], body_cut),
-        'status': status,
-        'error': error,
-        'fault': environ.get(FAULT),
-        'time': time.time(),
-        'truncated': (headers_cut or body_cut
-                      or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
-    }
-
-
-def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
-    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut."""
-    names = {key: key[5:].replace('_', '-').title()
-             for key in environ if key.startswith('HTTP_')}
-    names.update((key, key.replace('_', '-').title())
-                 for key in ('CONTENT_TYPE', 'CONTENT_LENGTH') if environ.get(key))
-    headers: dict[str, str] = {}
-    room = JOURNAL_HEADER_CHARS
-    for key, name in names.items():
-        value = environ[key]
-        room -= len(name) + len(value)
-        if room < 0:
-            return headers, True
-        headers[name] = value
-    return headers, False
-
-
-def decode_journal_body(body: bytes, cut: bool) -> Any:
-    """The body as JSON when it is whole and parses, else as text; None when there was none."""
-    if not body:
-        return None
-    text = body.decode('utf-8', 'replace')
-    if cut:
-        return text
-    try:
-        return loads_strict(text)
-    except ValueError:
-        return text
-
-
-def without_frames(error: BaseException) -> tuple[BaseException, str]:
-    """An exception and its traceback as text, the exception cut loose from the frames.
-
-    A traceback holds every local of every frame it passes through (a request's
-    body among them); an exception kept for later must not keep them alive.
-    """
-    text = ''.join(traceback.format_exception(error))
-    link: BaseException | None = error
-    while link is not None:
-        link.__traceback__ = None
-        link = link.__cause__ or link.__context__
-    return error, text
-
+# -- The access log and the console --------------------------------------------
 
 class AccessLog:
     """WSGI middleware: one line per request on a Console, the favicon left out."""
@@ -1885,11 +1906,6 @@ class AccessLog:
             status = status_sent(environ, sent)
             self.console.log(access_line(environ, status, time.perf_counter() - started))
         return result
-
-
-def status_sent(environ: dict, sent: list[str]) -> int | None:
-    """The status of the last status line the app started, or None if no response went."""
-    return None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
 
 
 def access_line(environ: dict, status: int | None, seconds: float) -> str:
@@ -1983,6 +1999,8 @@ class Console:
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 print(f'petstore-stub: {message}', file=sys.stderr, flush=True)
 
+
+# -- The admin endpoints, the documents, the fixtures --------------------------
 
 def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     """The ``/__admin/`` endpoints (``--admin``; always on in ``serve()``), for test suites
@@ -2142,7 +2160,7 @@ def pets_phrase(count: int) -> str:
     return f'{count} pet' if count == 1 else f'{count} pets'
 
 
-# -- The OpenAPI description ----------------------------------------------------
+# -- The OpenAPI description ---------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
 def openapi_template() -> dict:
@@ -2464,7 +2482,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
     server.check()
 
 
-# -- The command line ---------------------------------------------------------
+# -- The command line ----------------------------------------------------------
 
 DEFAULT_DB = 'petstore.json'
 MEMORY_DB = ':memory:'
@@ -2707,7 +2725,7 @@ def run_until_stopped(server: StubServer) -> int:
     return 0
 
 
-# -- The pytest fixtures ------------------------------------------------------
+# -- The pytest fixtures -------------------------------------------------------
 # The package registers this module under the ``pytest11`` entry point. The
 # fixtures exist only when pytest is already running, so serving the stub
 # never imports pytest, nor needs it installed.
