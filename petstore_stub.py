@@ -1079,8 +1079,8 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: than FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
-#: Set in the WSGI environ: the fault that fired; a connection closed with no response;
-#: the page served to a browser.
+#: Set in the WSGI environ: the fault that fired; how a connection closed with no
+#: response ('dropped' or 'reset'); the page served to a browser.
 FAULT = 'petstore_stub.fault'
 DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
@@ -1915,7 +1915,8 @@ def access_line(environ: dict, status: int | None, seconds: float) -> str:
         query = environ.get('QUERY_STRING')
         target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
     return log_line(environ.get('REMOTE_ADDR') or '-', f'{environ["REQUEST_METHOD"]} {target}',
-                    'dropped' if status is None else str(status), f'{seconds * 1000:.1f}ms')
+                    (environ.get(DROPPED) or 'dropped') if status is None else str(status),
+                    f'{seconds * 1000:.1f}ms')
 
 
 def log_line(client: str, request: str, status: str, duration: str) -> str:
@@ -2304,7 +2305,7 @@ class Waitress:
         if channel is None:
             raise ConnectionAbortedError('a fault that closes the connection needs a real '
                                          'connection: use serve(), not an in-process app')
-        environ[DROPPED] = True
+        environ[DROPPED] = 'reset' if abort else 'dropped'
         if channel.socket is None:  # closed already, by its client or by stop()
             return
         if not abort:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -283,3 +284,16 @@ def test_a_fault_says_where_it_came_from(server):
     assert with_requests(server)[1]['message'] == 'Bad Gateway (a fault queued on the stub)'
     server.chaos(1, faults=[502], seed=1)
     assert with_requests(server)[1]['message'] == 'Bad Gateway (a fault drawn by chaos)'
+
+
+def test_the_access_log_tells_a_reset_from_a_drop():
+    log = io.StringIO()
+    console = stub.Console(log)
+    app = stub.create_app(access_log=console)
+    with stub.StubServer(app) as server:
+        for fault in ('drop', 'reset'):
+            app.fail_next(fault)
+            with pytest.raises(requests.ConnectionError):
+                with_requests(server)
+    console.close()
+    assert [line.split()[5] for line in log.getvalue().splitlines()] == ['dropped', 'reset']
