@@ -613,7 +613,8 @@ class LockedJSONStorage(Storage):
     def read(self) -> dict[str, dict[str, dict]] | None:
         try:
             text = self.path.read_bytes().decode('utf-8')
-            tables = loads_strict(text) if text.strip() else None
+            tables = (loads_strict(text, object_pairs_hook=reject_duplicate_keys)
+                      if text.strip() else None)
         except (OSError, ValueError) as error:
             raise DatabaseError(f'{self.name}: not a readable JSON file ({error})') from None
         return None if tables is None else check_tables(self.name, tables)
@@ -647,10 +648,7 @@ class LockedJSONStorage(Storage):
 def open_locked(path: Path, name: Path) -> int:
     """Open ``path`` (creating it empty if missing) and lock it; DatabaseError if it can't be."""
     while True:
-        try:
-            descriptor = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
-        except OSError as error:
-            raise cannot_use(name, error) from None
+        descriptor = open_file(path, name, os.O_RDONLY)
         try:
             lock_file(descriptor, name)
             # A stub that was writing may have renamed a new file over this one before unlocking it.
@@ -662,6 +660,23 @@ def open_locked(path: Path, name: Path) -> int:
             os.close(descriptor)
             raise
         os.close(descriptor)
+
+
+def open_file(path: Path, name: Path, flags: int) -> int:
+    """Open ``path`` with ``flags``, creating it if missing; DatabaseError if it can't be, or if
+    it is not a regular file (a device, whose node a fold would replace; a pipe; a folder)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise DatabaseError(f'{name}: not a regular file; choose a file for --db, or '
+                                '--db :memory: to keep nothing')
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        raise cannot_use(name, error) from None
+    try:
+        return os.open(path, flags | os.O_CREAT, 0o666)
+    except OSError as error:
+        raise cannot_use(name, error) from None
 
 
 def lock_file(descriptor: int, name: Path) -> None:
@@ -727,7 +742,8 @@ def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
     for number, line in enumerate(lines, start=1):
         try:
-            apply_logged(tables, loads_strict(line.decode('utf-8')))
+            apply_logged(tables, loads_strict(line.decode('utf-8'),
+                                              object_pairs_hook=reject_duplicate_keys))
         except (ValueError, TypeError, AttributeError) as error:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
     return check_tables(path, tables)
@@ -736,14 +752,16 @@ def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict
 def apply_logged(tables: dict[str, dict[str, dict]], change: dict) -> None:
     """Apply one logged change, ``{"insert": {table: documents}}`` or ``{"write": tables}``."""
     (kind, value), = change.items()
+    if kind not in ('insert', 'write'):
+        raise ValueError(f'unknown change {kind!r}')
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise ValueError(f'its {kind} is not an object of tables, each an object')
     if kind == 'insert':
         for name, documents in value.items():
             tables.setdefault(name, {}).update(documents)
-    elif kind == 'write':
+    else:
         tables.clear()
         tables.update(value)
-    else:
-        raise ValueError(f'unknown change {kind!r}')
 
 
 class Change:
@@ -850,13 +868,9 @@ class DurableTable:
         self._turn = threading.Condition()  #: guards _writing, and signals the end of a write
         self._writing = False
         self._log_lines = self._log_size = 0
+        self._log = -1
         try:
-            self._log = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | O_DSYNC,
-                                0o666)
-        except OSError as error:
-            self._storage.close()
-            raise cannot_use(self.log_path, error) from None
-        try:
+            self._log = open_file(self.log_path, self.log_path, os.O_WRONLY | os.O_APPEND | O_DSYNC)
             self._tables = self._open()
         except BaseException:
             self._abandon(remove_file=not existed)
@@ -891,11 +905,12 @@ class DurableTable:
 
     def _abandon(self, remove_file: bool) -> None:
         """Close both files after a failed open; remove what the open created and holds nothing."""
-        if not os.fstat(self._log).st_size:
-            self.log_path.unlink(missing_ok=True)
+        if self._log >= 0:
+            if not os.fstat(self._log).st_size:
+                self.log_path.unlink(missing_ok=True)
+            os.close(self._log)
         if remove_file and not self._storage.size():
             self._storage.path.unlink(missing_ok=True)
-        os.close(self._log)
         self._storage.close()
 
     def submit(self, change: Change) -> Change:
@@ -2133,7 +2148,8 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
     """The NewPets in a fixtures file (a JSON array); the demo animals for None or True."""
     path = Path(path) if path and path is not True else data_path('pets.json')
     try:
-        documents = loads_strict(path.read_text(encoding='utf-8'))
+        documents = loads_strict(path.read_text(encoding='utf-8'),
+                                 object_pairs_hook=reject_duplicate_keys)
     except (OSError, ValueError) as error:
         raise DatabaseError(f'{path}: cannot read the fixtures ({error})') from None
     if not isinstance(documents, list):

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import stat
 import threading
 from pathlib import Path
 
@@ -319,6 +320,10 @@ def test_an_empty_file_is_an_empty_store(tmp_path):
     pytest.param(b'{"pets": {"1": {"name": "a"}}}', 'pet 1 is not a valid pet', id='not a pet'),
     pytest.param(b'{"pets": {"1": ["a", 1]}}', 'pet 1 is not a valid pet (a NewPet is a JSON object',
                  id='pet not an object'),
+    pytest.param(b'{"pets": {"1": {"name": "a", "categoryId": 1}}, "pets": {}}',
+                 "the key 'pets' appears twice", id='a table twice'),
+    pytest.param(b'{"pets": {"1": {"name": "a", "categoryId": 1}, "1": {"name": "b", '
+                 b'"categoryId": 1}}}', "the key '1' appears twice", id='a pet id twice'),
 ])
 def test_a_bad_file_is_refused_and_left_untouched(tmp_path, content, problem):
     path = tmp_path / 'pets.json'
@@ -336,6 +341,11 @@ def test_a_bad_file_is_refused_and_left_untouched(tmp_path, content, problem):
     pytest.param(b'{"insert": {"pets": {"1": {"name": "a", "categoryId": 1}}}}\n[1]\n',
                  'line 2 is not a logged change', id='not an object'),
     pytest.param(b'{"update": {}}\n', "unknown change 'update'", id='unknown change'),
+    pytest.param(b'{"write": []}\n', 'its write is not an object of tables', id='write of an array'),
+    pytest.param(b'{"insert": {"pets": [["2", {"name": "a", "categoryId": 1}]]}}\n',
+                 'its insert is not an object of tables', id='insert of pairs'),
+    pytest.param(b'{"insert": {"pets": {"2": {"name": "a", "categoryId": 1}, "2": {}}}}\n',
+                 "the key '2' appears twice", id='a pet id twice'),
     pytest.param(b'{"insert": {"pets": {"1": {"name": ""}}}}\n', 'pet 1 is not a valid pet',
                  id='not a pet'),
 ])
@@ -494,6 +504,34 @@ def test_a_database_where_it_cannot_be_written_is_refused_in_one_line(tmp_path, 
         PetStore(folder / 'pets.json')
     assert 'cannot use this database' in str(caught.value)
     assert '--db :memory:' in str(caught.value)
+
+
+@pytest.mark.parametrize('kind', ['pipe', 'folder', 'device'])
+@pytest.mark.parametrize('which', ['database', 'log'])
+def test_a_path_that_is_not_a_regular_file_is_refused_and_left_as_it_is(tmp_path, kind, which):
+    path = tmp_path / 'pets.json'
+    target = path if which == 'database' else tmp_path / 'pets.json.log'
+    if kind == 'pipe':
+        os.mkfifo(target)
+    elif kind == 'folder':
+        target.mkdir()
+    else:
+        try:
+            os.mknod(target, 0o644 | stat.S_IFCHR, os.makedev(1, 3))  # a /dev/null of our own
+        except PermissionError:
+            pytest.skip('only root makes device nodes')
+    before = os.stat(target).st_mode
+    with pytest.raises(DatabaseError, match='not a regular file; .*--db :memory:'):
+        PetStore(path)  # a pipe would block this open, were it opened
+    assert os.stat(target).st_mode == before
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_log_that_cannot_be_made_leaves_no_database_behind(tmp_path):
+    path = tmp_path / ('p' * (os.pathconf(tmp_path, 'PC_NAME_MAX') - 2))  # no room for .log
+    with pytest.raises(DatabaseError, match='cannot use this database'):
+        PetStore(path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_file_is_a_tinydb_file_and_the_storage_a_tinydb_storage(tmp_path):
