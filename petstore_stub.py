@@ -1080,6 +1080,7 @@ ADMIN_PREFIX = '/__admin/'
 JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
 JOURNAL_TEXT_CHARS = 1024
+JOURNAL_JSON_DEPTH = 100  # deeper bodies are kept as text
 #: How many failures inside the app check() can report.
 ERRORS_KEPT = 100
 #: What a browser's cross-origin request may send and read (``--cors``).
@@ -1716,16 +1717,33 @@ def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
 
 
 def decode_journal_body(body: bytes, cut: bool) -> Any:
-    """The body as JSON when it is whole and parses, else as text; None when there was none."""
+    """The body as JSON when it is whole, parses, and goes out again as JSON; else as text;
+    None when there was none."""
     if not body:
         return None
     text = body.decode('utf-8', 'replace')
     if cut:
         return text
     try:
-        return loads_strict(text)
-    except ValueError:
-        return text
+        value = loads_strict(text)
+        # Not all that parses can be sent back: a lone surrogate (``"\ud800"``), a number
+        # past a float (``1e400``), or nesting that leaves no room for the journal's own.
+        if nesting(value) <= JOURNAL_JSON_DEPTH:
+            json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
+            return value
+    except ValueError:  # UnicodeEncodeError among them
+        pass
+    return text
+
+
+def nesting(value: Any) -> int:
+    """How deep arrays and objects nest in a decoded JSON value: 0 for a scalar."""
+    depth, level = 0, [value]
+    while containers := [item for item in level if isinstance(item, (dict, list))]:
+        depth += 1
+        level = [child for item in containers
+                 for child in (item.values() if isinstance(item, dict) else item)]
+    return depth
 
 
 def without_frames(error: BaseException) -> tuple[BaseException, str]:

@@ -12,7 +12,7 @@ import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import AUTH, fetched, make_client, wait_until
+from conftest import AUTH, JSON_HEADERS, fetched, make_client, wait_until
 from test_server import call, call_once, connect
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
@@ -384,3 +384,24 @@ def test_the_cli_admin_flag_enables_the_endpoints(monkeypatch, capsys):
     with_admin, without = (make_client(app) for app in apps)
     with_admin.post('/__admin/reset', status=204)
     without.post('/__admin/reset', status=404)
+
+
+@pytest.mark.parametrize('body', [
+    pytest.param(b'"\\ud800"', id='lone surrogate'),
+    pytest.param(b'{"name": "Rex", "categoryId": 1e400}', id='number past a float'),
+    pytest.param(b'{"s": ' + b'[' * 972 + b']' * 972 + b'}', id='nested just within the parser'),
+])
+def test_a_body_that_cannot_go_out_again_as_json_is_journalled_as_text(body):
+    with stub.serve() as server:  # on a real server, whose stack is deeper than WebTest's
+        connection = connect(server.url)
+        try:
+            connection.request('POST', '/v1/pets', body, JSON_HEADERS)
+            refused = connection.getresponse()
+            assert (refused.status, json.loads(refused.read())['code']) == (400, 'invalid_body')
+            connection.request('GET', '/__admin/requests', headers=AUTH)
+            response = connection.getresponse()
+            assert response.status == 200
+            journal = stub.loads_strict(response.read().decode('utf-8'))  # no Infinity, surrogate
+        finally:
+            connection.close()
+    assert [entry['body'] for entry in journal] == [body.decode('utf-8')]
