@@ -387,8 +387,9 @@ def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
     No credentials gets a bare challenge; a wrong key adds
     ``error="invalid_token"`` (RFC 6750, section 3).
     """
-    scheme, _, token = (authorization or '').strip().partition(' ')
-    token = token.strip()
+    # Only space and tab are whitespace in HTTP; str.strip() would also take \xa0 or \x85.
+    scheme, _, token = (authorization or '').strip(' \t').partition(' ')
+    token = token.strip(' \t')
     if scheme.lower() != 'bearer' or not token:
         raise ApiError(401, 'unauthorized',
                        'send the API key as Authorization: Bearer <key>',

@@ -161,6 +161,10 @@ BAD_CREDENTIALS = [
     pytest.param({'Authorization': 'Bearer ' + 'k' * 10_000}, 'invalid_token', id='10 KB key'),
     pytest.param({'Authorization': 'Bearer caf\xe9'}, 'invalid_token', id='a Latin-1 key'),
     pytest.param({'Authorization': 'Token petstore-demo-key'}, 'unauthorized', id='Token'),
+    pytest.param({'Authorization': f'Bearer {stub.DEMO_API_KEY}\xa0'}, 'invalid_token',
+                 id='the key and a no-break space'),
+    pytest.param({'Authorization': f'\x85Bearer {stub.DEMO_API_KEY}'}, 'unauthorized',
+                 id='a NEL before the scheme'),
 ]
 
 
