@@ -1969,16 +1969,20 @@ def printable(text: str) -> str:
 
 
 class Console:
-    """Lines for a person to read (the banner, the access log) that never cost a request.
+    """Text for a person to read (the banner, the access log, stderr while serving) that never
+    costs a request.
 
-    ``print()`` writes at once, for the banner. ``log()`` hands a line to a
-    writer thread through a bounded queue, so a slow, stalled or closed reader
-    never delays, blocks or fails a request. A line that cannot be written is
-    dropped, and the first drop is reported once on stderr.
+    ``print()`` writes at once, for the banner. ``log()`` (a line) and ``write()`` (any text,
+    so that a console can stand in for ``sys.stderr``) hand the text to a writer thread
+    through a bounded queue: a slow, stalled or closed reader never delays, blocks or fails a
+    request. Text that cannot be written is dropped, and the first drop is reported once on
+    ``warnings``, another console, if there is one.
     """
 
-    def __init__(self, stream: IO[str] | None, capacity: int = 1000) -> None:
+    def __init__(self, stream: IO[str] | None, capacity: int = 1000,
+                 warnings: Console | None = None) -> None:
         self._stream = stream
+        self._warnings = warnings
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
         # no lock that the interpreter needs to flush sys.stdout on its way out.
         try:
@@ -1988,7 +1992,7 @@ class Console:
         self._queue: queue.Queue[str | None] = queue.Queue(capacity)
         self._broken = False
         self._warned = False
-        self._thread = threading.Thread(target=self._write_queued, name='petstore-stub:log',
+        self._thread = threading.Thread(target=self._write_queued, name='petstore-stub:console',
                                         daemon=True)
         self._thread.start()
 
@@ -1996,10 +2000,17 @@ class Console:
         self._write(line + '\n')
 
     def log(self, line: str) -> None:
+        self.write(line + '\n')
+
+    def write(self, text: str) -> int:
         try:
-            self._queue.put_nowait(line)
+            self._queue.put_nowait(text)
         except queue.Full:
             self._warn('nobody is reading the access log; its lines are dropped until they do')
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing to do: the writer thread writes as soon as it can."""
 
     def close(self, timeout: float = 1.0) -> None:
         """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
@@ -2011,8 +2022,8 @@ class Console:
             self._descriptor = None
 
     def _write_queued(self) -> None:
-        while (line := self._queue.get()) is not None:
-            self._write(line + '\n')
+        while (text := self._queue.get()) is not None:
+            self._write(text)
 
     def _write(self, text: str) -> None:
         if self._broken or self._stream is None:
@@ -2029,10 +2040,9 @@ class Console:
             self._warn(f'the access log cannot be written ({reason}); its lines are dropped')
 
     def _warn(self, message: str) -> None:
-        if not self._warned:
+        if not self._warned and self._warnings is not None:
             self._warned = True
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                print(f'petstore-stub: {message}', file=sys.stderr, flush=True)
+            self._warnings.log(f'petstore-stub: {message}')
 
 
 # -- The admin endpoints, the documents, the fixtures --------------------------
@@ -2662,16 +2672,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DatabaseError as error:
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
-    console = Console(sys.stdout)
+    # While serving, stderr too goes through a console: a traceback, a warning, a log record
+    # written from a request's thread never waits on a stalled stderr.
+    errors = Console(sys.stderr)
+    console = Console(sys.stdout, warnings=errors)
+    if sys.stdout is None:
+        errors.log('petstore-stub: stdout is closed; the banner and the access log go nowhere')
     try:
-        status = serve_store(store, api_keys, generated, port, args, console)
+        with contextlib.redirect_stderr(errors):
+            try:
+                status = serve_store(store, api_keys, generated, port, args, console)
+            finally:
+                try:
+                    store.close()
+                except DatabaseError as error:
+                    print(f'petstore-stub: {error}', file=sys.stderr)
+                    status = 1
     finally:
-        try:
-            store.close()
-        except DatabaseError as error:
-            print(f'petstore-stub: {error}', file=sys.stderr)
-            status = 1
         console.close()
+        errors.close()
     return status
 
 

@@ -104,10 +104,10 @@ class StubProcess:
 
     started: list[StubProcess] = []
 
-    def __init__(self, *args: str, cwd: Path | None = None) -> None:
+    def __init__(self, *args: str, cwd: Path | None = None, script: Path = MODULE) -> None:
         StubProcess.started.append(self)
         self.process = subprocess.Popen(
-            [sys.executable, str(MODULE), '--port', '0', *args], cwd=cwd,
+            [sys.executable, str(script), '--port', '0', *args], cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.banner = []
         for line in self.process.stdout:
