@@ -40,26 +40,26 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
 The file reads in two parts, each section under a banner; a first read may
 stop at the end of part 1. Where each begins:
 
-    line  113  Part 1: the Pet Store API, as a student meets it
-    line  116  Constants
-    line  148  ApiError: the one exception, and the Error body
-    line  195  Validation: pure functions from raw input to clean values
-    line  382  The bearer check
-    line  404  The app: the four operations
-    line  476  The store the operations use
-    line  559  Part 2: the machinery
-    line  566  Durable storage: the TinyDB file, its log, and group commit
-    line 1037  The fixture server: StubApp and its pieces
-    line 1260  Assertions: what the client sent, held against what a test expects
-    line 1382  Faults: a bottle plugin, and chaos
-    line 1568  The journal: each request as the client sent it
-    line 1735  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 1888  The access log and the console
-    line 2003  The admin endpoints, the documents, the fixtures
-    line 2163  The OpenAPI description
-    line 2184  The server: waitress, behind one adapter
-    line 2485  The command line
-    line 2728  The pytest fixtures
+    line  115  Part 1: the Pet Store API, as a student meets it
+    line  118  Constants
+    line  150  ApiError: the one exception, and the Error body
+    line  197  Validation: pure functions from raw input to clean values
+    line  384  The bearer check
+    line  407  The app: the four operations
+    line  479  The store the operations use
+    line  562  Part 2: the machinery
+    line  569  Durable storage: the TinyDB file, its log, and group commit
+    line 1055  The fixture server: StubApp and its pieces
+    line 1280  Assertions: what the client sent, held against what a test expects
+    line 1402  Faults: a bottle plugin, and chaos
+    line 1588  The journal: each request as the client sent it
+    line 1772  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 1925  The access log and the console
+    line 2051  The admin endpoints, the documents, the fixtures
+    line 2212  The OpenAPI description
+    line 2233  The server: waitress, behind one adapter
+    line 2582  The command line
+    line 2834  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 import bottle
 import waitress
 import waitress.channel
+import waitress.parser
 import waitress.task
+import waitress.utilities
 from tinydb.storages import Storage
 from waitress import wasyncore
 
@@ -1123,6 +1125,7 @@ class StubApp:
         self.api_keys = tuple(api_keys)
         self.base_path = base_path
         self.admin = admin
+        self.cors = cors
         self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
         #: What failed inside the app: each exception cut loose from its frames, and its
         #: traceback as text.
@@ -2258,7 +2261,11 @@ class Waitress:
       ``trigger``, from inside the event loop.
     - Faults: WSGI gives an app no hold on its connection. waitress's
       ``waitress.client_disconnected`` is a method of the channel, which owns
-      the socket; ``connection()`` reaches the socket through it.
+      the socket; ``close_connection()`` reaches the socket through it.
+    - Strict framing: waitress's parser lets through requests that RFC 9112
+      says a server must refuse, such as a Transfer-Encoding beside a
+      Content-Length, which can smuggle a second request past a proxy.
+      ``Parser`` refuses them, and ``request_problem()`` says why.
     """
 
     class JSONErrorTask(waitress.task.ErrorTask):
@@ -2272,7 +2279,12 @@ class Waitress:
                 message = f'the request is not valid HTTP: {error.body}'
             body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
             self.status = f'{error.code} {error.reason}'
-            self.response_headers.append(('Content-Type', 'application/json'))
+            self.response_headers += [('Content-Type', 'application/json'), ('Connection', 'close')]
+            # The connection closes after this answer; without this, waitress would still tell an
+            # HTTP/1.0 keep-alive client it stays open.
+            self.request.headers['CONNECTION'] = 'close'
+            if getattr(self.channel.server, 'petstore_cors', False):  # as Cors does for the app
+                self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
@@ -2282,13 +2294,33 @@ class Waitress:
                 console.log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
                                      str(error.code), '-'))
 
-    class Channel(waitress.channel.HTTPChannel):
-        """waitress's connection, with the task above for what it cannot parse."""
+    class VersionNotSupported(waitress.utilities.Error):
+        code = 505
+        reason = 'HTTP Version Not Supported'
 
+    class Parser(waitress.parser.HTTPRequestParser):
+        """waitress's request parser, refusing what RFC 9112 says a server must refuse."""
+
+        def parse_header(self, header_plus: bytes) -> None:
+            super().parse_header(header_plus)
+            if not self.version.startswith('1.'):
+                self.error = Waitress.VersionNotSupported(
+                    f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
+                self.completed = True
+                return
+            # waitress removes an HTTP/1.1 Transfer-Encoding, once it has read it, as chunked.
+            problem = request_problem(self.version, self.headers, self.request_uri, self.chunked)
+            if problem is not None:
+                raise waitress.parser.ParsingError(problem)
+
+    class Channel(waitress.channel.HTTPChannel):
+        """waitress's connection, with the parser and the error task above."""
+
+    Channel.parser_class = Parser
     Channel.error_task_class = JSONErrorTask
 
     def __init__(self, app: Any, host: str, port: int, threads: int,
-                 access_log: Console | None = None) -> None:
+                 access_log: Console | None = None, cors: bool = False) -> None:
         # waitress warns on every queued request; under load that is a log line per request.
         logging.getLogger('waitress.queue').setLevel(logging.ERROR)
         # It warns, too, of a body shorter than its Content-Length, which 'truncate' sends.
@@ -2300,6 +2332,7 @@ class Waitress:
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
         self._server.channel_class = self.Channel
         self._server.petstore_access_log = access_log  # read by JSONErrorTask
+        self._server.petstore_cors = cors
         self.port = int(self._server.effective_port)
 
     @staticmethod
@@ -2370,6 +2403,23 @@ class Waitress:
 
         channel.server.trigger.pull_trigger(reset)
         closed.wait(5)
+
+
+def request_problem(version: str, headers: Mapping[str, str], target: str,
+                    chunked: bool) -> str | None:
+    """What makes a parsed request one to refuse (RFC 9112), or None."""
+    if 'TRANSFER_ENCODING' in headers:  # left there by waitress in HTTP/1.0 only
+        return 'an HTTP/1.0 request cannot use Transfer-Encoding'
+    if chunked and 'CONTENT_LENGTH' in headers:
+        return 'a request gives Content-Length or Transfer-Encoding, not both'
+    host = headers.get('HOST')  # waitress joins the values of a header sent twice with ', '
+    if (host is None and version == '1.1') or (host is not None and ',' in host):
+        return 'send one Host header (an HTTP/1.1 request must)'
+    if host is not None and not HOST_PATTERN.fullmatch(host):
+        return f'the Host header must be a host name, with a port if any; got {host[:60]!r}'
+    if '#' in target or not all('!' <= c <= '~' for c in target):
+        return 'the request target holds a character no URL may hold as it is'
+    return None
 
 
 class StubServer:
@@ -2467,7 +2517,8 @@ class StubServer:
         if self._server is not None:
             raise RuntimeError('this server is already started')
         self._server = Waitress(self.app, self.host, self.port, self.threads,
-                                getattr(self.app, 'access_log', None))
+                                getattr(self.app, 'access_log', None),
+                                getattr(self.app, 'cors', False))
         self.port = self._server.port
 
     def start(self) -> StubServer:

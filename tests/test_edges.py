@@ -338,6 +338,29 @@ RAW_REQUESTS = [
                  id='an encoded byte that is not UTF-8'),
     pytest.param(GET_PETS.replace(b'/v1/pets', b'/v1/pets?limit=%FF') + b'\r\n', 400,
                  'invalid_parameter', id='a query not UTF-8'),
+    pytest.param(post_with(b'Content-Length: 4\r\nTransfer-Encoding: chunked\r\n',
+                           b'2\r\n{}\r\n0\r\n\r\n'), 400, 'bad_request',
+                 id='Content-Length and Transfer-Encoding'),
+    pytest.param(post_with(b'Transfer-Encoding: chunked\r\n', b'2\r\n{}\r\n0\r\n\r\n')
+                 .replace(b'HTTP/1.1', b'HTTP/1.0'), 400, 'bad_request',
+                 id='Transfer-Encoding in HTTP/1.0'),
+    pytest.param(GET_PETS.replace(b'Host: x\r\n', b'') + b'\r\n', 400, 'bad_request',
+                 id='HTTP/1.1 without Host'),
+    pytest.param(GET_PETS + b'Host: y\r\n\r\n', 400, 'bad_request', id='two Hosts'),
+    pytest.param(GET_PETS.replace(b'Host: x', b'Host:') + b'\r\n', 400, 'bad_request',
+                 id='an empty Host'),
+    pytest.param(GET_PETS.replace(b'Host: x', b'Host: x/y') + b'\r\n', 400, 'bad_request',
+                 id='a Host with a path'),
+    pytest.param(GET_PETS.replace(b'/v1/pets', b'/v1/pets#top') + b'\r\n', 400, 'bad_request',
+                 id='a fragment'),
+    pytest.param(GET_PETS.replace(b'/v1/pets', b'/v1/pets\x1b[31m') + b'\r\n', 400,
+                 'bad_request', id='a raw escape byte in the path'),
+    pytest.param(GET_PETS.replace(b'HTTP/1.1', b'HTTP/2.0') + b'\r\n', 505,
+                 'http_version_not_supported', id='HTTP/2.0'),
+    pytest.param(GET_PETS.replace(b'HTTP/1.1', b'HTTP/9.9') + b'\r\n', 505,
+                 'http_version_not_supported', id='HTTP/9.9'),
+    pytest.param(b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 505, 'http_version_not_supported',
+                 id="HTTP/2's preface"),
 ]
 
 
@@ -381,3 +404,27 @@ def test_a_malformed_request_gets_the_error_body_in_json_and_changes_nothing(ser
     assert set(error) == {'code', 'message', 'status'}
     assert (error['status'], error['code']) == (status, code)
     assert server.app.store.list_json(100) == before
+
+
+def test_a_request_smuggled_in_an_http_1_0_body_is_never_served(server):
+    before = server.app.store.list_json(100)
+    smuggled = post_with(b'Content-Length: 36\r\n', b'{"name": "smuggled", "categoryId": 1}'[:36])
+    raw = (b'POST /v1/pets HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n'
+           b'Authorization: Bearer petstore-demo-key\r\nContent-Type: application/json\r\n'
+           b'Transfer-Encoding: chunked\r\n\r\n' + smuggled)
+    status, headers, payload = exchange(server.port, raw)
+    assert (status, headers['Connection']) == (400, 'close')
+    assert json.loads(payload)['code'] == 'bad_request'  # one answer, then the connection closed
+    assert server.app.store.list_json(100) == before
+
+
+def test_http_1_0_without_host_is_still_served(server):
+    status, _, payload = exchange(server.port, b'GET /v1/pets?limit=1 HTTP/1.0\r\n'
+                                  b'Authorization: Bearer petstore-demo-key\r\n\r\n')
+    assert (status, len(json.loads(payload))) == (200, 1)
+
+
+def test_a_protocol_error_lets_a_page_on_another_origin_read_it_with_cors():
+    with stub.serve(cors=True) as server:
+        status, headers, _ = exchange(server.port, b'GARBAGE\r\n\r\n')
+    assert (status, headers['Access-Control-Allow-Origin']) == (400, '*')
