@@ -50,16 +50,16 @@ stop at the end of part 1. Where each begins:
     line  562  Part 2: the machinery
     line  569  Durable storage: the TinyDB file, its log, and group commit
     line 1055  The fixture server: StubApp and its pieces
-    line 1280  Assertions: what the client sent, held against what a test expects
-    line 1402  Faults: a bottle plugin, and chaos
-    line 1588  The journal: each request as the client sent it
-    line 1772  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 1925  The access log and the console
-    line 2051  The admin endpoints, the documents, the fixtures
-    line 2212  The OpenAPI description
-    line 2233  The server: waitress, behind one adapter
-    line 2582  The command line
-    line 2834  The pytest fixtures
+    line 1281  Assertions: what the client sent, held against what a test expects
+    line 1403  Faults: a bottle plugin, and chaos
+    line 1595  The journal: each request as the client sent it
+    line 1779  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 1933  The access log and the console
+    line 2059  The admin endpoints, the documents, the fixtures
+    line 2219  The OpenAPI description
+    line 2240  The server: waitress, behind one adapter
+    line 2589  The command line
+    line 2843  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1075,7 +1075,7 @@ def error_code_name(status: int) -> str:
         phrase = http.HTTPStatus(status).phrase
     except ValueError:
         return f'http_{status}'
-    return phrase.lower().replace(' ', '_').replace('-', '_')
+    return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot": i_m_a_teapot
 
 
 ADMIN_PREFIX = '/__admin/'
@@ -1173,8 +1173,9 @@ class StubApp:
 
     def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
+        new_pets = read_fixtures(path)
         with self._fixtures_lock:
-            return load_fixtures(self.store, path)
+            return load_fixtures(self.store, new_pets)
 
     def fail_next(self, fault: int | str, times: int = 1, route: str | None = None, *,
                   after: int = 0, retry_after: int | None = None,
@@ -1462,10 +1463,16 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
     kind, environ = fault['fault'], bottle.request.environ
     if isinstance(kind, int):
         retry_after = fault.get('retry_after')
+        headers = {} if retry_after is None else {'Retry-After': str(retry_after)}
+        # The headers HTTP requires of these statuses, so that the client's handling of them runs.
+        if kind == 401:
+            headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
+        elif kind == 405:
+            route = environ['bottle.route']
+            headers['Allow'] = ', '.join(r.method for r in route.app.routes if r.rule == route.rule)
         origin = 'drawn by chaos' if fault.get('chaos') else 'queued on the stub'
         raise ApiError(kind, error_code_name(kind),
-                       f'{http.HTTPStatus(kind).phrase} (a fault {origin})',
-                       {} if retry_after is None else {'Retry-After': str(retry_after)})
+                       f'{http.HTTPStatus(kind).phrase} (a fault {origin})', headers)
     if kind in ('drop', 'reset', 'hang'):
         if kind == 'hang':
             stub.hold(fault['seconds'])  # until the client gives up, a reset, or the bound
@@ -1853,7 +1860,8 @@ def apply_forwarded(environ: dict) -> None:
             raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
         number = parse_whole_number(port if port is not None else match['port'] or '443')
         if number is None or not 0 < number <= 65535:
-            raise bad_forwarded('Port', port or '', 'a port number')
+            raise (bad_forwarded('Port', port, 'a port number') if port is not None else
+                   bad_forwarded('Host', host, 'a host name, with a port number if any'))
         default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
         has_port = port is not None or match['port'] is not None
         environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
@@ -2162,13 +2170,12 @@ def public_origin(environ: dict) -> str:
     return f'{environ["wsgi.url_scheme"]}://{host}'
 
 
-def load_fixtures(store: PetStore, path: str | os.PathLike | bool | None = None) -> list[dict]:
-    """Add the demo animals (or those in ``path``) to ``store`` if it is empty; else 409.
+def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
+    """Add ``new_pets`` (as read_fixtures() gives them) to ``store`` if it is empty; else 409.
 
     Fixtures go into an empty store only: a second load, or a restart with
     ``--fixtures``, never duplicates them.
     """
-    new_pets = read_fixtures(path)
     if len(store):
         raise ApiError(409, 'store_not_empty',
                        f'the store already holds {pets_phrase(len(store))}; fixtures go into an '
@@ -2712,13 +2719,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         api_keys, generated = choose_api_keys(args.api_keys, args.host)
         port = choose_port(args.port)
         check_host(args.host)
-        if args.seed is not None and args.chaos is None:
-            raise ValueError('--seed goes with --chaos')
+        if args.seed is not None and not args.chaos:
+            raise ValueError('--seed goes with a --chaos rate above 0')
         if args.seed is not None and args.seed < 0:
             raise ValueError(f'--seed must be a whole number from 0; got {args.seed}')
     except ValueError as error:
         parser.error(str(error))
     try:
+        # Read first: a fixtures file that cannot be used leaves no new database behind.
+        fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
         store = PetStore(None if args.db == MEMORY_DB else args.db)
     except DatabaseError as error:
         print(f'petstore-stub: {error}', file=sys.stderr)
@@ -2732,7 +2741,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with contextlib.redirect_stderr(errors):
             try:
-                status = serve_store(store, api_keys, generated, port, args, console)
+                status = serve_store(store, fixtures, api_keys, generated, port, args, console)
             finally:
                 try:
                     store.close()
@@ -2745,11 +2754,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int,
-                args: argparse.Namespace, console: Console) -> int:
+def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str],
+                generated: bool, port: int, args: argparse.Namespace, console: Console) -> int:
     try:
-        fixtures = load_cli_fixtures(store, args.fixtures)
-    except (DatabaseError, ApiError) as error:
+        loaded = load_cli_fixtures(store, fixtures)
+    except ApiError as error:  # a disk that would not take them
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
     # Without --admin nothing can read the journal, so none is kept.
@@ -2770,7 +2779,7 @@ def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int
         reason = getattr(error, 'strerror', None) or error
         print(f'petstore-stub: cannot listen on {args.host}:{port}: {reason}', file=sys.stderr)
         return 1
-    print_banner(console, server, store, api_keys[0], generated, fixtures)
+    print_banner(console, server, store, api_keys[0], generated, loaded)
     if chaos:
         console.print(chaos)
     status = run_until_stopped(server)
@@ -2779,12 +2788,12 @@ def serve_store(store: PetStore, api_keys: list[str], generated: bool, port: int
     return status
 
 
-def load_cli_fixtures(store: PetStore, path: str | None) -> str:
+def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:
     """Load ``--fixtures`` into an empty store; return what the banner says of them."""
-    if path is None:
+    if new_pets is None:
         return ''
     try:
-        loaded = load_fixtures(store, path)
+        loaded = load_fixtures(store, new_pets)
     except ApiError as error:
         if error.code != 'store_not_empty':
             raise

@@ -258,7 +258,8 @@ def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
                                *flags],
                               capture_output=True, text=True, timeout=30)
     assert 'a rate is a number from 0 to 1' in run('--chaos', '2').stderr
-    assert '--seed goes with --chaos' in run('--seed', '3').stderr
+    assert '--seed goes with a --chaos rate above 0' in run('--seed', '3').stderr
+    assert '--seed goes with a --chaos rate above 0' in run('--chaos', '0', '--seed', '3').stderr
 
 
 def test_the_banner_names_the_chaos_seed(monkeypatch, capsys):

@@ -253,6 +253,26 @@ def test_fail_next_answers_once_with_that_status_and_an_error_body():
         assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
 
 
+@pytest.mark.parametrize('status, header, value', [
+    pytest.param(401, 'WWW-Authenticate', 'Bearer realm="petstore", error="invalid_token"',
+                 id='401 with its challenge'),
+    pytest.param(405, 'Allow', 'GET, POST', id='405 with the methods of the path'),
+])
+def test_a_fault_status_carries_the_header_http_requires_of_it(status, header, value):
+    client = make_client(stub.create_app())
+    client.app.fail_next(status)
+    response = client.get('/v1/pets', status=status)
+    assert response.headers[header] == value
+
+
+@pytest.mark.parametrize('status, code', [
+    (418, 'i_m_a_teapot'), (502, 'bad_gateway'), (505, 'http_version_not_supported'),
+    (431, 'header_too_large'), (599, 'http_599'),
+])
+def test_error_codes_named_after_a_status_are_lowercase_words_joined_by_underscores(status, code):
+    assert stub.error_code_name(status) == code
+
+
 def test_fail_next_times_and_route():
     with stub.serve() as server:
         server.fail_next(500, times=2, route='createPet')

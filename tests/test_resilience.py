@@ -348,12 +348,15 @@ def test_trust_proxy_takes_scheme_host_and_port_from_the_proxy(headers, base_url
     pytest.param({'X-Forwarded-Proto': 'ftp'}, id='a scheme'),
     pytest.param({'X-Forwarded-Port': '70000'}, id='a port'),
     pytest.param({'X-Forwarded-Host': 'evil.example/path'}, id='a host'),
+    pytest.param({'X-Forwarded-Host': 'evil.example:99999'}, id='a host with a bad port'),
     pytest.param({'X-Forwarded-For': 'not-an-address'}, id='a client'),
 ])
-def test_a_forwarded_header_that_is_no_value_is_a_400_error_body(headers):
+def test_a_forwarded_header_that_is_no_value_is_a_400_error_body_naming_it(headers):
     status, content_type, error = base_url_behind_proxy(headers)
     assert (status, content_type, error['code']) == (400, 'application/json', 'invalid_header')
     assert set(error) == {'code', 'message', 'status'}
+    (name, value), = headers.items()
+    assert error['message'].startswith(f'{name} must be') and repr(value) in error['message']
 
 
 def test_the_access_log_names_the_client_the_proxy_reports():
