@@ -44,22 +44,22 @@ stop at the end of part 1. Where each begins:
     line  118  Constants
     line  150  ApiError: the one exception, and the Error body
     line  197  Validation: pure functions from raw input to clean values
-    line  384  The bearer check
-    line  407  The app: the four operations
-    line  479  The store the operations use
-    line  562  Part 2: the machinery
-    line  569  Durable storage: the TinyDB file, its log, and group commit
-    line 1055  The fixture server: StubApp and its pieces
-    line 1281  Assertions: what the client sent, held against what a test expects
-    line 1403  Faults: a bottle plugin, and chaos
-    line 1595  The journal: each request as the client sent it
-    line 1779  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 1933  The access log and the console
-    line 2059  The admin endpoints, the documents, the fixtures
-    line 2219  The OpenAPI description
-    line 2240  The server: waitress, behind one adapter
-    line 2589  The command line
-    line 2843  The pytest fixtures
+    line  390  The bearer check
+    line  413  The app: the four operations
+    line  487  The store the operations use
+    line  570  Part 2: the machinery
+    line  577  Durable storage: the TinyDB file, its log, and group commit
+    line 1063  The fixture server: StubApp and its pieces
+    line 1299  Assertions: what the client sent, held against what a test expects
+    line 1421  Faults: a bottle plugin, and chaos
+    line 1613  The journal: each request as the client sent it
+    line 1797  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 1954  The access log and the console
+    line 2080  The admin endpoints, the documents, the fixtures
+    line 2240  The OpenAPI description
+    line 2261  The server: waitress, behind one adapter
+    line 2619  The command line
+    line 2876  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ import copy
 import errno
 import functools
 import hmac
-import http
+import http.client
 import ipaddress
 import itertools
 import json
@@ -266,16 +266,22 @@ def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
     Unknown and repeated parameters are refused: a client that sends
     ``limt`` or ``offset`` should learn it here, not in production.
     """
-    unknown = sorted(set(query) - {'limit', 'status'})
-    if unknown:
-        raise bad_parameter(f'unknown query parameter {unknown[0][:40]!r}; '
-                            'listPets takes limit and status only')
+    check_query_names(query, 'listPets', ('limit', 'status'))
     for name, values in query.items():
         if len(values) > 1:
             raise bad_parameter(f'{name} was given {len(values)} times; give it once')
     single = {name: values[0] for name, values in query.items()}
     return {'limit': parse_limit(single.get('limit')),
             'status': parse_status(single.get('status'))}
+
+
+def check_query_names(query: Mapping[str, list[str]], operation: str,
+                      names: Sequence[str] = ()) -> None:
+    """Refuse a query parameter ``operation`` does not take: getPet and createPet take none."""
+    unknown = sorted(set(query) - set(names))
+    if unknown:
+        takes = f'takes {" and ".join(names)} only' if names else 'takes no query parameters'
+        raise bad_parameter(f'unknown query parameter {unknown[0][:40]!r}; {operation} {takes}')
 
 
 def parse_pet_id(raw: str) -> int:
@@ -441,6 +447,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
     @api.post(f'{base_path}/pets', name='createPet')
     def create_pet() -> str:
+        check_query_names(parse_query(bottle.request.query_string), 'createPet')
         check_content_type(bottle.request.content_type)
         pet = store.add(parse_new_pet(parse_json_object(read_body(bottle.request))))
         bottle.response.status = 201
@@ -449,6 +456,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
     @api.get(f'{base_path}/pets/<pet_id>', name='getPet')
     def get_pet(pet_id: str) -> str:
+        check_query_names(parse_query(bottle.request.query_string), 'getPet')
         number = parse_pet_id(pet_id)
         pet = store.get_json(number)
         if pet is None:
@@ -1064,7 +1072,9 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 
 #: The Error ``code`` for a status that bottle, waitress or a fault answers with.
 ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
-               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error'}
+               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error',
+               # Named as RFC 9110 names them, as Python does only from 3.13.
+               414: 'uri_too_long', 416: 'range_not_satisfiable', 422: 'unprocessable_content'}
 
 
 def error_code_name(status: int) -> str:
@@ -1092,6 +1102,14 @@ CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
 CORS_MAX_AGE = '600'
 #: The faults chaos draws from unless told otherwise.
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
+#: The headers HTTP requires of a status (RFC 9110), sent with a fault of that status so that
+#: the client's handling of it runs (a 405's Allow is the path's own methods).
+FAULT_STATUS_HEADERS = {
+    401: {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'},
+    407: {'Proxy-Authenticate': f'Bearer realm="{REALM}"'},
+    416: {'Content-Range': 'bytes */0'},
+    426: {'Upgrade': 'HTTP/3.0'},  # RFC 9110's own example
+}
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
 FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; no fault holds a worker longer
@@ -1462,17 +1480,7 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
     """Answer with ``fault`` in place of, or on top of, the operation ``run``."""
     kind, environ = fault['fault'], bottle.request.environ
     if isinstance(kind, int):
-        retry_after = fault.get('retry_after')
-        headers = {} if retry_after is None else {'Retry-After': str(retry_after)}
-        # The headers HTTP requires of these statuses, so that the client's handling of them runs.
-        if kind == 401:
-            headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
-        elif kind == 405:
-            route = environ['bottle.route']
-            headers['Allow'] = ', '.join(r.method for r in route.app.routes if r.rule == route.rule)
-        origin = 'drawn by chaos' if fault.get('chaos') else 'queued on the stub'
-        raise ApiError(kind, error_code_name(kind),
-                       f'{http.HTTPStatus(kind).phrase} (a fault {origin})', headers)
+        raise fault_error(kind, fault)
     if kind in ('drop', 'reset', 'hang'):
         if kind == 'hang':
             stub.hold(fault['seconds'])  # until the client gives up, a reset, or the bound
@@ -1489,6 +1497,19 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
     if kind == 'truncate':
         return data[:len(data) // 2]
     return drip(data, fault['seconds'], stub)  # slow
+
+
+def fault_error(status: int, fault: dict) -> ApiError:
+    """The answer of a fault that is a status, with the headers HTTP requires of it."""
+    headers = dict(FAULT_STATUS_HEADERS.get(status, {}))
+    if status == 405:
+        route = bottle.request.route
+        headers['Allow'] = ', '.join(r.method for r in route.app.routes if r.rule == route.rule)
+    if fault.get('retry_after') is not None:
+        headers['Retry-After'] = str(fault['retry_after'])
+    origin = 'drawn by chaos' if fault.get('chaos') else 'queued on the stub'
+    return ApiError(status, 'invalid_token' if status == 401 else error_code_name(status),
+                    f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
 
 
 def drip(data: bytes, seconds: float, stub: StubApp, pieces: int = 10) -> Iterator[bytes]:
@@ -1586,10 +1607,7 @@ def is_seconds(value: Any) -> bool:
 
 
 def is_error_status(status: Any) -> bool:
-    try:
-        return type(status) is int and 400 <= http.HTTPStatus(status) <= 599
-    except ValueError:
-        return False
+    return type(status) is int and 400 <= status <= 599
 
 
 # -- The journal: each request as the client sent it ---------------------------
@@ -1863,7 +1881,7 @@ def apply_forwarded(environ: dict) -> None:
             raise (bad_forwarded('Port', port, 'a port number') if port is not None else
                    bad_forwarded('Host', host, 'a host name, with a port number if any'))
         default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
-        has_port = port is not None or match['port'] is not None
+        has_port = bool(port or match['port'])  # an empty port (``host:``) is no port
         environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
                                                 else '')
     if client is not None:
@@ -1884,9 +1902,12 @@ def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
                     f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
 
 
-#: A Host header: a name or an IPv6 address in brackets, then perhaps a port.
+#: A Host header (RFC 3986): a name (``pet_store`` and ``ex%41mple`` included, but no comma,
+#: which joins the values of a header sent twice) or an IPv6 address in brackets, perhaps
+#: with a zone; then perhaps a port, which may be empty.
 HOST_PATTERN = re.compile(
-    r'(?P<name>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::(?P<port>[0-9]{1,5}))?')
+    r"(?P<name>[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
+    r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
 
 
 def send_error(error: ApiError, start_response: Any) -> list[bytes]:
@@ -2309,14 +2330,16 @@ class Waitress:
         """waitress's request parser, refusing what RFC 9112 says a server must refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
+            # Looked for before waitress parses: it drops the header, even an empty one.
+            encoded = TRANSFER_ENCODING_LINE.search(header_plus) is not None
             super().parse_header(header_plus)
-            if not self.version.startswith('1.'):
+            if self.version not in ('1.0', '1.1'):  # waitress would serve 1.2 to 9.9 as 1.0
                 self.error = Waitress.VersionNotSupported(
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
                 self.completed = True
                 return
-            # waitress removes an HTTP/1.1 Transfer-Encoding, once it has read it, as chunked.
-            problem = request_problem(self.version, self.headers, self.request_uri, self.chunked)
+            problem = request_problem(self.version, self.headers, self.request_uri, encoded,
+                                      self.chunked)
             if problem is not None:
                 raise waitress.parser.ParsingError(problem)
 
@@ -2412,12 +2435,19 @@ class Waitress:
         closed.wait(5)
 
 
-def request_problem(version: str, headers: Mapping[str, str], target: str,
+#: A Transfer-Encoding header line, as sent.
+TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
+
+
+def request_problem(version: str, headers: Mapping[str, str], target: str, encoded: bool,
                     chunked: bool) -> str | None:
-    """What makes a parsed request one to refuse (RFC 9112), or None."""
-    if 'TRANSFER_ENCODING' in headers:  # left there by waitress in HTTP/1.0 only
+    """What makes a parsed request one to refuse (RFC 9112), or None. ``encoded``: it has a
+    Transfer-Encoding header; ``chunked``: waitress reads its body as chunked."""
+    if encoded and version == '1.0':
         return 'an HTTP/1.0 request cannot use Transfer-Encoding'
-    if chunked and 'CONTENT_LENGTH' in headers:
+    if encoded and not chunked:
+        return 'the Transfer-Encoding header names no coding'
+    if encoded and 'CONTENT_LENGTH' in headers:
         return 'a request gives Content-Length or Transfer-Encoding, not both'
     host = headers.get('HOST')  # waitress joins the values of a header sent twice with ', '
     if (host is None and version == '1.1') or (host is not None and ',' in host):
@@ -2827,10 +2857,13 @@ def raise_open_files_limit(wanted: int) -> None:
 
 def run_until_stopped(server: StubServer) -> int:
     def stop(signum: int, frame: Any) -> None:
+        # Let a delayed or hanging request go first: waitress waits 5 s for its workers.
+        server.app.release()
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

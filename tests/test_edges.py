@@ -119,6 +119,11 @@ BAD_PATHS = [
     pytest.param('POST', '/v1/pets/1', 405, 'method_not_allowed', id='POST a pet'),
     pytest.param('OPTIONS', '/v1/pets', 405, 'method_not_allowed', id='OPTIONS without --cors'),
     pytest.param('GET', '/v1/store/orders', 501, 'not_implemented', id='orders'),
+    pytest.param('GET', '/v1/pets/1?foo=1', 400, 'invalid_parameter', id='getPet with a query'),
+    pytest.param('GET', '/v1/pets/1?%FF=1', 400, 'invalid_parameter',
+                 id='getPet with a query not UTF-8'),
+    pytest.param('POST', '/v1/pets?name=Rex', 400, 'invalid_parameter',
+                 id='createPet with a query'),
 ]
 
 BAD_QUERIES = [
@@ -359,6 +364,14 @@ RAW_REQUESTS = [
                  'http_version_not_supported', id='HTTP/2.0'),
     pytest.param(GET_PETS.replace(b'HTTP/1.1', b'HTTP/9.9') + b'\r\n', 505,
                  'http_version_not_supported', id='HTTP/9.9'),
+    pytest.param(GET_PETS.replace(b'HTTP/1.1', b'HTTP/1.2') + b'\r\n', 505,
+                 'http_version_not_supported', id='HTTP/1.2'),
+    pytest.param(post_with(b'Transfer-Encoding: \r\nContent-Length: 2\r\n', b'{}'), 400,
+                 'bad_request', id='an empty Transfer-Encoding and Content-Length'),
+    pytest.param(post_with(b'Transfer-Encoding: ,\r\nContent-Length: 2\r\n', b'{}'), 400,
+                 'bad_request', id='a Transfer-Encoding of a comma and Content-Length'),
+    pytest.param(post_with(b'transfer-ENCODING: \r\n'), 400, 'bad_request',
+                 id='an empty Transfer-Encoding'),
     pytest.param(b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 505, 'http_version_not_supported',
                  id="HTTP/2's preface"),
 ]
@@ -428,3 +441,13 @@ def test_a_protocol_error_lets_a_page_on_another_origin_read_it_with_cors():
     with stub.serve(cors=True) as server:
         status, headers, _ = exchange(server.port, b'GARBAGE\r\n\r\n')
     assert (status, headers['Access-Control-Allow-Origin']) == (400, '*')
+
+
+@pytest.mark.parametrize('host', [
+    'pet_store:8080', 'localhost:', 'my~host', 'ex%41mple.com', '[fe80::1%25eth0]:8080',
+    '[::1]:8080', 'pets.example.com.', 'PETS.EXAMPLE.COM', '127.0.0.1',
+])
+def test_a_valid_host_header_is_served(server, host):
+    status, _, payload = exchange(server.port, GET_PETS.replace(b'Host: x', f'Host: {host}'.encode())
+                                  + b'Connection: close\r\n\r\n')
+    assert (status, len(json.loads(payload))) == (200, 13)

@@ -253,21 +253,29 @@ def test_fail_next_answers_once_with_that_status_and_an_error_body():
         assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
 
 
-@pytest.mark.parametrize('status, header, value', [
-    pytest.param(401, 'WWW-Authenticate', 'Bearer realm="petstore", error="invalid_token"',
-                 id='401 with its challenge'),
-    pytest.param(405, 'Allow', 'GET, POST', id='405 with the methods of the path'),
+@pytest.mark.parametrize('status, code, header, value', [
+    pytest.param(401, 'invalid_token', 'WWW-Authenticate',
+                 'Bearer realm="petstore", error="invalid_token"', id='401 with its challenge'),
+    pytest.param(405, 'method_not_allowed', 'Allow', 'GET, POST',
+                 id='405 with the methods of the path'),
+    pytest.param(407, 'proxy_authentication_required', 'Proxy-Authenticate',
+                 'Bearer realm="petstore"', id='407 with its challenge'),
+    pytest.param(416, 'range_not_satisfiable', 'Content-Range', 'bytes */0', id='416'),
+    pytest.param(426, 'upgrade_required', 'Upgrade', 'HTTP/3.0', id='426'),
+    pytest.param(499, 'http_499', 'Content-Type', 'application/json', id='499, unnamed'),
+    pytest.param(599, 'http_599', 'Content-Type', 'application/json', id='599, unnamed'),
 ])
-def test_a_fault_status_carries_the_header_http_requires_of_it(status, header, value):
+def test_a_fault_status_carries_the_header_http_requires_of_it(status, code, header, value):
     client = make_client(stub.create_app())
     client.app.fail_next(status)
     response = client.get('/v1/pets', status=status)
-    assert response.headers[header] == value
+    assert (response.json['code'], response.headers[header]) == (code, value)
 
 
 @pytest.mark.parametrize('status, code', [
     (418, 'i_m_a_teapot'), (502, 'bad_gateway'), (505, 'http_version_not_supported'),
     (431, 'header_too_large'), (599, 'http_599'),
+    (414, 'uri_too_long'), (416, 'range_not_satisfiable'), (422, 'unprocessable_content'),
 ])
 def test_error_codes_named_after_a_status_are_lowercase_words_joined_by_underscores(status, code):
     assert stub.error_code_name(status) == code

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import petstore_stub as stub
-from conftest import MODULE, StubProcess, call, call_once, connect, fetched
+from conftest import JSON_HEADERS, MODULE, StubProcess, call, call_once, connect, fetched
 
 def test_keep_alive_serves_several_requests_on_one_connection():
     with stub.serve() as server:
@@ -103,6 +103,22 @@ def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
     server = StubProcess('--db', str(tmp_path / 'pets.json'))
     assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
     assert server.stop(signum) == 0
+
+
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
+def test_a_slow_response_in_flight_when_the_stub_stops_is_finished_not_cut(signum):
+    server = StubProcess('--db', ':memory:', '--admin', '--fixtures')
+    connection = connect(server.url)
+    connection.request('POST', '/__admin/faults', json.dumps({'fault': 'slow', 'seconds': 30}),
+                       JSON_HEADERS)
+    connection.getresponse().read()
+    connection.request('GET', '/v1/pets?limit=100', headers=JSON_HEADERS)
+    response = connection.getresponse()  # its head and a first piece; the rest drips
+    assert server.stop(signum) == 0
+    body = response.read()
+    connection.close()
+    assert len(body) == int(response.getheader('Content-Length'))
+    assert len(json.loads(body)) == 13
 
 
 def test_the_access_log_prints_a_line_per_request(tmp_path):
