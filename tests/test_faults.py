@@ -252,6 +252,7 @@ def test_admin_chaos_refuses_what_it_cannot_do(server, body):
     assert response.json['code'] == 'invalid_body'
 
 
+@pytest.mark.slow  # three stub processes
 def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
     def run(*flags):
         return subprocess.run([sys.executable, str(MODULE), '--port', '0', '--db', ':memory:',

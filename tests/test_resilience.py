@@ -156,6 +156,7 @@ def test_a_stdout_nobody_reads_costs_no_request_and_lets_the_stub_stop():
     assert server.process_stderr.count('nobody is reading the access log') == 1
 
 
+@pytest.mark.slow
 def test_a_stub_started_with_stdout_closed_says_so_on_stderr_and_serves():
     """``petstore-stub >&-``: nowhere to print the banner, so stderr says where it went."""
     with socket.socket() as probe:

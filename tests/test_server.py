@@ -105,6 +105,7 @@ def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
     assert server.stop(signum) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
 def test_a_slow_response_in_flight_when_the_stub_stops_is_finished_not_cut(signum):
     server = StubProcess('--db', ':memory:', '--admin', '--fixtures')
