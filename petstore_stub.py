@@ -54,12 +54,12 @@ stop at the end of part 1. Where each begins:
     line 1421  Faults: a bottle plugin, and chaos
     line 1613  The journal: each request as the client sent it
     line 1797  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 1954  The access log and the console
-    line 2080  The admin endpoints, the documents, the fixtures
-    line 2240  The OpenAPI description
-    line 2261  The server: waitress, behind one adapter
-    line 2619  The command line
-    line 2876  The pytest fixtures
+    line 1955  The access log and the console
+    line 2081  The admin endpoints, the documents, the fixtures
+    line 2241  The OpenAPI description
+    line 2262  The server: waitress, behind one adapter
+    line 2620  The command line
+    line 2877  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1878,8 +1878,9 @@ def apply_forwarded(environ: dict) -> None:
             raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
         number = parse_whole_number(port if port is not None else match['port'] or '443')
         if number is None or not 0 < number <= 65535:
-            raise (bad_forwarded('Port', port, 'a port number') if port is not None else
-                   bad_forwarded('Host', host, 'a host name, with a port number if any'))
+            if port is not None:
+                raise bad_forwarded('Port', port, 'a port number')
+            raise bad_forwarded('Host', host, 'a host name, with a port number if any')
         default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
         has_port = bool(port or match['port'])  # an empty port (``host:``) is no port
         environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
@@ -2326,20 +2327,44 @@ class Waitress:
         code = 505
         reason = 'HTTP Version Not Supported'
 
+    #: A Transfer-Encoding header line, as sent.
+    TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
+
+    @staticmethod
+    def request_problem(version: str, headers: Mapping[str, str], target: str, encoded: bool,
+                        chunked: bool) -> str | None:
+        """What makes a parsed request one to refuse (RFC 9112), or None. ``headers`` as
+        waitress's parser keeps them; ``encoded``: the request has a Transfer-Encoding
+        header; ``chunked``: waitress reads its body as chunked."""
+        if encoded and version == '1.0':
+            return 'an HTTP/1.0 request cannot use Transfer-Encoding'
+        if encoded and not chunked:
+            return 'the Transfer-Encoding header names no coding'
+        if encoded and 'CONTENT_LENGTH' in headers:
+            return 'a request gives Content-Length or Transfer-Encoding, not both'
+        host = headers.get('HOST')  # waitress joins the values of a header sent twice with ', '
+        if (host is None and version == '1.1') or (host is not None and ',' in host):
+            return 'send one Host header (an HTTP/1.1 request must)'
+        if host is not None and not HOST_PATTERN.fullmatch(host):
+            return f'the Host header must be a host name, with a port if any; got {host[:60]!r}'
+        if '#' in target or not all('!' <= c <= '~' for c in target):
+            return 'the request target holds a character no URL may hold as it is'
+        return None
+
     class Parser(waitress.parser.HTTPRequestParser):
         """waitress's request parser, refusing what RFC 9112 says a server must refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
             # Looked for before waitress parses: it drops the header, even an empty one.
-            encoded = TRANSFER_ENCODING_LINE.search(header_plus) is not None
+            encoded = Waitress.TRANSFER_ENCODING_LINE.search(header_plus) is not None
             super().parse_header(header_plus)
             if self.version not in ('1.0', '1.1'):  # waitress would serve 1.2 to 9.9 as 1.0
                 self.error = Waitress.VersionNotSupported(
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
                 self.completed = True
                 return
-            problem = request_problem(self.version, self.headers, self.request_uri, encoded,
-                                      self.chunked)
+            problem = Waitress.request_problem(self.version, self.headers, self.request_uri,
+                                               encoded, self.chunked)
             if problem is not None:
                 raise waitress.parser.ParsingError(problem)
 
@@ -2433,30 +2458,6 @@ class Waitress:
 
         channel.server.trigger.pull_trigger(reset)
         closed.wait(5)
-
-
-#: A Transfer-Encoding header line, as sent.
-TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
-
-
-def request_problem(version: str, headers: Mapping[str, str], target: str, encoded: bool,
-                    chunked: bool) -> str | None:
-    """What makes a parsed request one to refuse (RFC 9112), or None. ``encoded``: it has a
-    Transfer-Encoding header; ``chunked``: waitress reads its body as chunked."""
-    if encoded and version == '1.0':
-        return 'an HTTP/1.0 request cannot use Transfer-Encoding'
-    if encoded and not chunked:
-        return 'the Transfer-Encoding header names no coding'
-    if encoded and 'CONTENT_LENGTH' in headers:
-        return 'a request gives Content-Length or Transfer-Encoding, not both'
-    host = headers.get('HOST')  # waitress joins the values of a header sent twice with ', '
-    if (host is None and version == '1.1') or (host is not None and ',' in host):
-        return 'send one Host header (an HTTP/1.1 request must)'
-    if host is not None and not HOST_PATTERN.fullmatch(host):
-        return f'the Host header must be a host name, with a port if any; got {host[:60]!r}'
-    if '#' in target or not all('!' <= c <= '~' for c in target):
-        return 'the request target holds a character no URL may hold as it is'
-    return None
 
 
 class StubServer:
