@@ -50,16 +50,16 @@ stop at the end of part 1. Where each begins:
     line  570  Part 2: the machinery
     line  577  Durable storage: the TinyDB file, its log, and group commit
     line 1063  The fixture server: StubApp and its pieces
-    line 1299  Assertions: what the client sent, held against what a test expects
-    line 1421  Faults: a bottle plugin, and chaos
-    line 1613  The journal: each request as the client sent it
-    line 1797  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 1955  The access log and the console
-    line 2081  The admin endpoints, the documents, the fixtures
-    line 2241  The OpenAPI description
-    line 2262  The server: waitress, behind one adapter
-    line 2620  The command line
-    line 2877  The pytest fixtures
+    line 1312  Assertions: what the client sent, held against what a test expects
+    line 1434  Faults: a bottle plugin, and chaos
+    line 1628  The journal: each request as the client sent it
+    line 1812  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2020  The access log and the console
+    line 2146  The admin endpoints, the documents, the fixtures
+    line 2306  The OpenAPI description
+    line 2327  The server: waitress, behind one adapter
+    line 2695  The command line
+    line 2952  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1066,7 +1066,7 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 # documents and the admin endpoints, installs the faults as a bottle plugin,
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
-#     AccessLog -> ForwardedHeaders -> RouteAsSent -> Journal -> Delay -> Cors -> bottle
+#     AccessLog -> Fence -> ForwardedHeaders -> RouteAsSent -> Journal -> Delay -> Cors -> bottle
 #
 # (the last with the key check, the routes, and the faults as a plugin).
 
@@ -1121,6 +1121,8 @@ FAULT_SECONDS_MAX = 60.0
 FAULT = 'petstore_stub.fault'
 DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
+#: Set by the server adapter: when the request's head arrived (time.monotonic_ns()).
+RECEIVED = 'petstore_stub.received'
 #: Set by the journal: a function that records this request, and whether it has.
 RECORD = 'petstore_stub.record'
 RECORDED = 'petstore_stub.recorded'
@@ -1166,6 +1168,7 @@ class StubApp:
         app = RouteAsSent(Journal(app, self))
         if trust_proxy:
             app = ForwardedHeaders(app)
+        self.fence = app = Fence(app)
         self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
 
@@ -1173,15 +1176,25 @@ class StubApp:
         return self._wsgi(environ, start_response)
 
     def clear(self) -> None:
-        """Empty the store (ids restart at 1) and the journal; drop faults and delay."""
-        with self.lock:
-            self.generation += 1
-            self.journal.clear()
-            self._journal_arrivals.clear()
-        self.release()
-        self.faults.clear()
-        self.delay = 0.0
-        self.store.reset()
+        """Empty the store (ids restart at 1) and the journal; drop faults and delay.
+
+        A clean cut between two tests: a request that arrived before it is let go
+        if held, finished if under way, dropped if not yet begun; one that
+        arrives while it runs waits for it. None of them is recorded.
+        """
+        self.fence.close()
+        try:
+            with self.lock:
+                self.generation += 1
+                self.journal.clear()
+                self._journal_arrivals.clear()
+            self.release()
+            self.fence.settle(timeout=5)
+            self.faults.clear()
+            self.delay = 0.0
+            self.store.reset()
+        finally:
+            self.fence.open()
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         new_pet = {'name': name, 'categoryId': categoryId}
@@ -1482,10 +1495,12 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
     if isinstance(kind, int):
         raise fault_error(kind, fault)
     if kind in ('drop', 'reset', 'hang'):
-        if kind == 'hang':
-            stub.hold(fault['seconds'])  # until the client gives up, a reset, or the bound
+        # Recorded at once, as it will end, with no response: a test may assert on a
+        # request still hanging, and a client that sees the close may send its next at once.
         if RECORD in environ:
             environ[RECORD](None)
+        if kind == 'hang':
+            stub.hold(fault['seconds'])  # until the client gives up, a reset, or the bound
         Waitress.close_connection(environ, abort=kind == 'reset')
         return ''
     body = run()
@@ -1800,6 +1815,55 @@ def is_admin_call(environ: dict) -> bool:
     return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
 
 
+class Fence:
+    """WSGI middleware that lets StubApp.clear() cut cleanly between tests.
+
+    It counts the API requests under way, so that a clear can wait for them;
+    holds new ones while a clear runs; and drops, unanswered, a request that
+    arrived before the last clear began but reached the app only after it (one
+    that waited for a worker thread behind held ones, say).
+    """
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+        self._state = threading.Condition()
+        self._under_way = 0
+        self._closed = False
+        self._closed_at = 0  #: when the last clear began (time.monotonic_ns())
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if is_admin_call(environ):  # a reset among them: it must not wait for itself
+            return self.app(environ, start_response)
+        with self._state:
+            self._state.wait_for(lambda: not self._closed)
+            if environ.get(RECEIVED, self._closed_at) < self._closed_at:
+                Waitress.close_connection(environ)
+                start_response('204 No Content', [])  # goes nowhere: the connection is closed
+                return []
+            self._under_way += 1
+        try:
+            return self.app(environ, start_response)
+        finally:
+            with self._state:
+                self._under_way -= 1
+                self._state.notify_all()
+
+    def close(self) -> None:
+        with self._state:
+            self._closed = True
+            self._closed_at = time.monotonic_ns()
+
+    def settle(self, timeout: float) -> None:
+        """Wait, ``timeout`` seconds at most, until no request is under way."""
+        with self._state:
+            self._state.wait_for(lambda: not self._under_way, timeout)
+
+    def open(self) -> None:
+        with self._state:
+            self._closed = False
+            self._state.notify_all()
+
+
 class Delay:
     """WSGI middleware: waits ``stub.delay`` seconds before each API request.
 
@@ -1814,6 +1878,7 @@ class Delay:
         stub = self.stub
         if stub.delay and not is_admin_call(environ) and stub.hold(stub.delay):
             Waitress.close_connection(environ)
+            start_response('204 No Content', [])  # goes nowhere: the connection is closed
             return []
         return self.app(environ, start_response)
 
@@ -2355,6 +2420,7 @@ class Waitress:
         """waitress's request parser, refusing what RFC 9112 says a server must refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
+            self.petstore_received = time.monotonic_ns()  # for the Fence
             # Looked for before waitress parses: it drops the header, even an empty one.
             encoded = Waitress.TRANSFER_ENCODING_LINE.search(header_plus) is not None
             super().parse_header(header_plus)
@@ -2368,10 +2434,19 @@ class Waitress:
             if problem is not None:
                 raise waitress.parser.ParsingError(problem)
 
+    class Task(waitress.task.WSGITask):
+        """waitress's call of the app, telling it when the request arrived."""
+
+        def get_environment(self) -> dict:
+            environ = super().get_environment()
+            environ[RECEIVED] = self.request.petstore_received
+            return environ
+
     class Channel(waitress.channel.HTTPChannel):
-        """waitress's connection, with the parser and the error task above."""
+        """waitress's connection, with the parser and the tasks above."""
 
     Channel.parser_class = Parser
+    Channel.task_class = Task
     Channel.error_task_class = JSONErrorTask
 
     def __init__(self, app: Any, host: str, port: int, threads: int,

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import io
 import json
 import socket
+import threading
 import time
 from urllib.parse import urlsplit
 
 import pytest
+import requests
 import webtest
 
 import petstore_stub as stub
@@ -433,3 +437,26 @@ def test_a_body_that_cannot_go_out_again_as_json_is_journalled_as_text(body):
         finally:
             connection.close()
     assert [entry['body'] for entry in journal] == [body.decode('utf-8')]
+
+
+def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
+    log = io.StringIO()
+    console = stub.Console(log)
+    app = stub.create_app(access_log=console)
+    with stub.StubServer(app, threads=4) as server:
+        app.delay = 5  # four requests held by workers, four more waiting for a worker
+
+        def create() -> None:
+            with contextlib.suppress(requests.RequestException):
+                requests.post(server.url + '/pets', json=REX, headers=server.headers, timeout=0.5)
+        clients = [threading.Thread(target=create) for _ in range(8)]
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join()  # each gave up after half a second: the test is over
+        server.reset()
+        wait_until(lambda: len(log.getvalue().splitlines()) == 8)
+        assert [line.split()[5] for line in log.getvalue().splitlines()] == ['dropped'] * 8
+        assert (len(app.store), app.requests) == (0, [])
+        assert server.add_pet('Next', 1)['id'] == 1
+    console.close()
