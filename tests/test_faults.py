@@ -304,7 +304,7 @@ def test_the_access_log_tells_a_reset_from_a_drop():
 def test_a_hanging_request_is_in_the_journal_while_it_hangs(server):
     server.fail_next('hang', route='createPet')
     with pytest.raises(requests.ReadTimeout):
-        requests.post(server.url + '/pets', json=REX, headers=server.headers, timeout=0.3)
+        requests.post(server.url + '/pets', json=REX, headers=server.headers, timeout=0.1)
     server.assert_called('createPet', json=REX)
     with pytest.raises(AssertionError, match='createPet was called once'):
         server.assert_not_called('createPet')

@@ -439,6 +439,7 @@ def test_a_body_that_cannot_go_out_again_as_json_is_journalled_as_text(body):
     assert [entry['body'] for entry in journal] == [body.decode('utf-8')]
 
 
+@pytest.mark.slow  # its clients wait half a second before giving up
 def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
     log = io.StringIO()
     console = stub.Console(log)
