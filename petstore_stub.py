@@ -1277,7 +1277,7 @@ class StubApp:
     def assert_not_called(self, what: str) -> None:
         """Assert that the client never sent ``what`` (an operationId, or ``'METHOD /path'``)."""
         __tracebackhide__ = True
-        calls = [entry for entry in self.requests if is_call_to(entry, what, self.base_path)]
+        calls = list(filter(call_matcher(what, self.base_path), self.requests))
         if calls:
             raise AssertionError('\n'.join(
                 [f'{what} was called {times_phrase(len(calls))}; expected never:']
@@ -1315,7 +1315,11 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                 query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
                 times: int | None) -> str | None:
     """Why the calls recorded in ``entries`` do not satisfy assert_called; None if they do."""
-    calls = [entry for entry in entries if is_call_to(entry, what, base_path)]
+    if times is not None and (type(times) is not int or times < 0):
+        raise ValueError(f'times is a whole number from 0; got {times!r}')
+    if query is not None and any(value is None for value in query.values()):
+        raise ValueError('a query value is text, a number, or a list of them; not None')
+    calls = list(filter(call_matcher(what, base_path), entries))
     differences = [call_differences(entry, json, query, headers) for entry in calls]
     matching = differences.count([])
     if matching if times is None else matching == times:
@@ -1343,14 +1347,18 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
     return '\n'.join(lines)
 
 
-def is_call_to(entry: dict, what: str, base_path: str) -> bool:
+def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
+    """``what`` (an operationId, or ``'METHOD /path'``) -> a test of a journal entry."""
     if what in OPERATIONS:
-        return entry['operation'] == what
+        return lambda entry: entry['operation'] == what
     method, _, path = what.partition(' ')
     if not path.startswith('/'):
         raise ValueError(f"name an operation ({', '.join(OPERATIONS)}) or 'METHOD /path'; "
                          f'got {what!r}')
-    return entry['method'] == method.upper() and entry['path'] in (path, base_path + path)
+    if '?' in path:
+        raise ValueError(f'give the query as query=, not in the path; got {what!r}')
+    paths = (path, base_path + path)
+    return lambda entry: entry['method'] == method.upper() and entry['path'] in paths
 
 
 def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
@@ -1373,7 +1381,8 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
         sent_query = {name: values[0] if len(values) == 1 else values
                       for name, values in parse_query_leniently(entry['query']).items()}
         for name, value in query.items():
-            expected = [str(v) for v in value] if isinstance(value, list) else str(value)
+            expected = ([str(v) for v in value] if isinstance(value, (list, tuple))
+                        else str(value))
             if name not in sent_query:
                 differences.append(f'query {name}: expected {expected!r}, missing')
             elif sent_query[name] != expected:

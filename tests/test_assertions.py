@@ -119,6 +119,29 @@ def test_what_is_an_operation_or_a_method_and_path(app, what):
         app.assert_called(what)
 
 
+def test_a_query_in_what_is_refused_rather_than_never_matched(app):
+    for check in (app.assert_called, app.assert_not_called):
+        with pytest.raises(ValueError, match='give the query as query='):
+            check('GET /pets?limit=5&status=sold')
+    app.assert_called('GET /pets', query={'limit': 5, 'status': 'sold'})
+
+
+@pytest.mark.parametrize('expected, words', [
+    pytest.param({'times': '1'}, 'times is a whole number', id='times as text'),
+    pytest.param({'times': -1}, 'times is a whole number', id='negative times'),
+    pytest.param({'times': True}, 'times is a whole number', id='times true'),
+    pytest.param({'query': {'limit': None}}, 'not None', id='a query value of None'),
+])
+def test_nonsense_expectations_are_refused(app, expected, words):
+    with pytest.raises(ValueError, match=words):
+        app.assert_called('listPets', **expected)
+
+
+def test_a_query_value_may_be_a_tuple(app):
+    webtest.TestApp(app).get('/v1/pets?status=sold&status=pending', headers=AUTH, status=400)
+    app.assert_called('GET /pets', query={'status': ('sold', 'pending')})
+
+
 def test_the_readme_shows_the_message_pytest_prints(app):
     readme = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
     single = stub.create_app()
