@@ -45,21 +45,21 @@ stop at the end of part 1. Where each begins:
     line  150  ApiError: the one exception, and the Error body
     line  197  Validation: pure functions from raw input to clean values
     line  390  The bearer check
-    line  413  The app: the four operations
-    line  487  The store the operations use
-    line  570  Part 2: the machinery
-    line  577  Durable storage: the TinyDB file, its log, and group commit
-    line 1063  The fixture server: StubApp and its pieces
-    line 1312  Assertions: what the client sent, held against what a test expects
-    line 1434  Faults: a bottle plugin, and chaos
-    line 1628  The journal: each request as the client sent it
-    line 1812  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2020  The access log and the console
-    line 2146  The admin endpoints, the documents, the fixtures
-    line 2306  The OpenAPI description
-    line 2327  The server: waitress, behind one adapter
-    line 2695  The command line
-    line 2952  The pytest fixtures
+    line  423  The app: the four operations
+    line  496  The store the operations use
+    line  579  Part 2: the machinery
+    line  586  Durable storage: the TinyDB file, its log, and group commit
+    line 1072  The fixture server: StubApp and its pieces
+    line 1338  Assertions: what the client sent, held against what a test expects
+    line 1469  Faults: a bottle plugin, and chaos
+    line 1663  The journal: each request as the client sent it
+    line 1847  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2055  The access log and the console
+    line 2181  The admin endpoints, the documents, the fixtures
+    line 2341  The OpenAPI description
+    line 2362  The server: waitress, behind one adapter
+    line 2730  The command line
+    line 2985  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -410,6 +410,16 @@ def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
                        {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'})
 
 
+def check_api_keys(api_keys: Sequence[str]) -> None:
+    """Raise ValueError unless there are keys, each a bearer token a client can send."""
+    if isinstance(api_keys, str) or not api_keys:
+        raise ValueError(f'give a list of one or more API keys; got {api_keys!r}')
+    for key in api_keys:
+        if not isinstance(key, str) or not TOKEN_PATTERN.fullmatch(key):
+            raise ValueError(f'API key {key!r} is not a valid bearer token '
+                             '(letters, digits and -._~+/ only)')
+
+
 # -- The app: the four operations ----------------------------------------------
 
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
@@ -425,8 +435,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     requests, ``trust_proxy`` takes the client's address from ``X-Forwarded-*``
     headers, and ``access_log`` gets a line per request.
     """
-    if not api_keys:
-        raise ValueError('give at least one API key')
+    check_api_keys(api_keys)
     store = PetStore() if store is None else store
     api = bottle.Bottle()
     public_paths = {'/', f'{base_path}/openapi.json', FAVICON}
@@ -1151,7 +1160,8 @@ class StubApp:
         #: traceback as text.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
             maxlen=ERRORS_KEPT)
-        self.delay = 0.0
+        self._delay = 0.0
+        self._stopping = False  #: set by release(stopping=True): nothing is held any more
         self.generation = 0  #: counts clear(): a request older than the last one is stale
         self.cleared = threading.Event()  #: set by clear(), to release delayed requests
         self.held = 0  #: how many requests a delay or a hang holds now
@@ -1238,20 +1248,36 @@ class StubApp:
         self.faults.chaos = Chaos(**checked) if checked['rate'] else None
         return checked['seed']
 
+    @property
+    def delay(self) -> float:
+        """Seconds added before each API request (0 for none), to test a client's timeouts."""
+        return self._delay
+
+    @delay.setter
+    def delay(self, seconds: float) -> None:
+        if type(seconds) not in (int, float) or not 0 <= seconds <= FAULT_SECONDS_MAX:
+            raise ValueError(f'delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; '
+                             f'got {seconds!r}')
+        self._delay = seconds
+
     def hold(self, seconds: float) -> bool:
         """Hold this request (a worker thread) for ``seconds``, or until clear() or release();
         True if it was let go before its time."""
         with self.lock:
+            if self._stopping:
+                return True
             self.held += 1
+            cleared = self.cleared
         try:
-            return self.cleared.wait(seconds)
+            return cleared.wait(seconds)
         finally:
             with self.lock:
                 self.held -= 1
 
-    def release(self) -> None:
-        """Let every held request go at once (a delay, a hang)."""
+    def release(self, stopping: bool = False) -> None:
+        """Let every held request go at once (a delay, a hang); ``stopping``: hold none again."""
         with self.lock:
+            self._stopping = self._stopping or stopping
             self.cleared.set()
             self.cleared = threading.Event()
 
@@ -2664,7 +2690,7 @@ class StubServer:
         if server is None:
             return
         running = self._thread is not None and self._thread.is_alive()
-        self.app.release()  # a delay or a hang holds a worker thread; let it go
+        self.app.release(stopping=True)  # a delay or a hang holds a worker thread; let it go
         server.stop(running)
         if running:
             self._thread.join(timeout=5)
@@ -2768,10 +2794,8 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
     """The keys to accept, and whether they were generated; ValueError if unsafe."""
     from_environment = os.environ.get('PETSTORE_API_KEYS', '')
     keys = given + [key.strip() for key in from_environment.split(',') if key.strip()]
-    for key in keys:
-        if not TOKEN_PATTERN.fullmatch(key):
-            raise ValueError(f'API key {key!r} is not a valid bearer token '
-                             '(letters, digits and -._~+/ only)')
+    if keys:
+        check_api_keys(keys)
     if keys and DEMO_API_KEY in keys and not is_loopback(host):
         raise ValueError(f'the demo key is published; choose another key to serve {host}')
     if keys:
@@ -2943,7 +2967,7 @@ def raise_open_files_limit(wanted: int) -> None:
 def run_until_stopped(server: StubServer) -> int:
     def stop(signum: int, frame: Any) -> None:
         # Let a delayed or hanging request go first: waitress waits 5 s for its workers.
-        server.app.release()
+        server.app.release(stopping=True)
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():

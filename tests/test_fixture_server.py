@@ -461,3 +461,23 @@ def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
         assert (len(app.store), app.requests) == (0, [])
         assert server.add_pet('Next', 1)['id'] == 1
     console.close()
+
+
+@pytest.mark.parametrize('seconds', ['2', [1], -1, float('nan'), True, 61])
+def test_a_delay_that_is_no_number_of_seconds_is_refused(seconds):
+    with stub.serve() as server:
+        with pytest.raises(ValueError, match='delay is a number of seconds from 0 to 60'):
+            server.delay = seconds
+        assert server.delay == 0 and call_once(server.url, 'GET', '/v1/pets')[0] == 200
+
+
+@pytest.mark.parametrize('api_keys', [[''], [None], 'petstore-demo-key', [], ['two words']])
+def test_an_api_key_no_client_could_send_is_refused(api_keys):
+    with pytest.raises(ValueError, match='API key|list of one or more'):
+        stub.create_app(api_keys=api_keys)
+
+
+def test_after_a_stop_nothing_is_held_again():
+    app = stub.create_app()
+    app.release(stopping=True)
+    assert app.hold(30) is True  # at once: a request that would wait for a worker must not
