@@ -51,15 +51,15 @@ stop at the end of part 1. Where each begins:
     line  586  Durable storage: the TinyDB file, its log, and group commit
     line 1072  The fixture server: StubApp and its pieces
     line 1338  Assertions: what the client sent, held against what a test expects
-    line 1469  Faults: a bottle plugin, and chaos
-    line 1663  The journal: each request as the client sent it
-    line 1847  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2055  The access log and the console
-    line 2181  The admin endpoints, the documents, the fixtures
-    line 2341  The OpenAPI description
-    line 2362  The server: waitress, behind one adapter
-    line 2730  The command line
-    line 2985  The pytest fixtures
+    line 1482  Faults: a bottle plugin, and chaos
+    line 1680  The journal: each request as the client sent it
+    line 1864  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2072  The access log and the console
+    line 2198  The admin endpoints, the documents, the fixtures
+    line 2358  The OpenAPI description
+    line 2379  The server: waitress, behind one adapter
+    line 2752  The command line
+    line 3007  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1351,7 +1351,7 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
     if matching if times is None else matching == times:
         return None
     given = (('json', json), ('query', query), ('headers', headers))
-    wanted = ', '.join(f'{name}={value!r}' for name, value in given if value is not None)
+    wanted = ', '.join(f'{name}={brief(value)}' for name, value in given if value is not None)
     with_wanted = f' with {wanted}' if wanted else ''
     if times is None:
         lines = [f'{what} was not called{with_wanted}.']
@@ -1370,6 +1370,12 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
         closest = min(range(len(calls)), key=lambda index: len(differences[index]))
         lines.append(f'The closest, #{closest + 1}, differs in:')
         lines += [f'  {difference}' for difference in differences[closest]]
+    cut = [f'#{number}' for number, entry in enumerate(calls, 1) if entry['truncated']]
+    if cut:
+        lines.append(f'{", ".join(cut)} {"was" if len(cut) == 1 else "were"} cut in the journal, '
+                     f'which keeps {JOURNAL_BODY_BYTES} bytes of a body, {JOURNAL_HEADER_CHARS} '
+                     f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
+                     'expect no more than it keeps.')
     return '\n'.join(lines)
 
 
@@ -1396,13 +1402,14 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
         if isinstance(json, dict) and isinstance(sent, dict):
             for name in [*json, *(name for name in sent if name not in json)]:
                 if name not in sent:
-                    differences.append(f'{name}: expected {json[name]!r}, missing')
+                    differences.append(f'{name}: expected {brief(json[name])}, missing')
                 elif name not in json:
-                    differences.append(f'{name}: not expected, sent {sent[name]!r}')
+                    differences.append(f'{name}: not expected, sent {brief(sent[name])}')
                 elif not same_json(json[name], sent[name]):
-                    differences.append(f'{name}: expected {json[name]!r}, sent {sent[name]!r}')
+                    differences.append(f'{name}: expected {brief(json[name])}, '
+                                       f'sent {brief(sent[name])}')
         elif not same_json(json, sent):
-            differences.append(f'body: expected {json!r}, sent {sent!r}')
+            differences.append(f'body: expected {brief(json)}, sent {brief(sent)}')
     if query is not None:
         sent_query = {name: values[0] if len(values) == 1 else values
                       for name, values in parse_query_leniently(entry['query']).items()}
@@ -1410,17 +1417,23 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
             expected = ([str(v) for v in value] if isinstance(value, (list, tuple))
                         else str(value))
             if name not in sent_query:
-                differences.append(f'query {name}: expected {expected!r}, missing')
+                differences.append(f'query {name}: expected {brief(expected)}, missing')
             elif sent_query[name] != expected:
-                differences.append(f'query {name}: expected {expected!r}, '
-                                   f'sent {sent_query[name]!r}')
+                differences.append(f'query {name}: expected {brief(expected)}, '
+                                   f'sent {brief(sent_query[name])}')
     for name, value in (headers or {}).items():
         sent_value = next((v for k, v in entry['headers'].items() if k.lower() == name.lower()),
                           None)
         if sent_value != value:
-            shown = 'missing' if sent_value is None else f'sent {sent_value!r}'
-            differences.append(f'header {name}: expected {value!r}, {shown}')
+            shown = 'missing' if sent_value is None else f'sent {brief(sent_value)}'
+            differences.append(f'header {name}: expected {brief(value)}, {shown}')
     return differences
+
+
+def brief(value: Any, width: int = 200) -> str:
+    """``repr(value)``, cut to ``width`` characters, so that a message stays readable."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 1] + '…'
 
 
 def parse_query_leniently(query_string: str) -> dict[str, list[str]]:
@@ -1530,6 +1543,10 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
     if isinstance(kind, int):
         raise fault_error(kind, fault)
     if kind in ('drop', 'reset', 'hang'):
+        if not Waitress.has_connection(environ):  # in-process, as petstore_app is
+            raise ApiError(500, 'fault_needs_a_server',
+                           f'a {kind!r} fault closes the connection, and this request came '
+                           'over none: use petstore_server or serve(), not petstore_app')
         # Recorded at once, as it will end, with no response: a test may assert on a
         # request still hanging, and a client that sees the close may send its next at once.
         if RECORD in environ:
@@ -2536,6 +2553,11 @@ class Waitress:
             except OSError:
                 pass  # already closed by its client
         server.trigger.del_channel()
+
+    @staticmethod
+    def has_connection(environ: dict) -> bool:
+        """Whether the request came over a connection close_connection() can close."""
+        return getattr(environ.get('waitress.client_disconnected'), '__self__', None) is not None
 
     @staticmethod
     def close_connection(environ: dict, abort: bool = False) -> None:

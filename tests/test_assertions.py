@@ -226,3 +226,12 @@ def test_what_the_guard_counts_as_malformed(status, operation, refused):
     assert stub.is_refused_as_malformed(entry) is refused
     # A 4xx the test queued itself is the stub's doing, not the client's.
     assert stub.is_refused_as_malformed({**entry, 'fault': status}) is False
+
+
+def test_a_request_cut_in_the_journal_is_said_to_be_and_the_message_stays_short():
+    app = stub.create_app()
+    long_pet = {'name': 'R' * 5000, 'categoryId': 1}
+    webtest.TestApp(app).post_json('/v1/pets', long_pet, headers=AUTH, status=201)
+    message = failure(app.assert_called, 'createPet', json=long_pet)
+    assert '#1 was cut in the journal, which keeps 4096 bytes of a body' in message
+    assert len(message) < 2000

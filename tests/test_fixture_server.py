@@ -481,3 +481,13 @@ def test_after_a_stop_nothing_is_held_again():
     app = stub.create_app()
     app.release(stopping=True)
     assert app.hold(30) is True  # at once: a request that would wait for a worker must not
+
+
+@pytest.mark.parametrize('fault', ['drop', 'reset', 'hang'])
+def test_a_connection_fault_in_process_says_it_needs_a_server(fault):
+    client = make_client(stub.create_app())
+    client.app.fail_next(fault)  # hang would otherwise hold this test for 30 s first
+    response = client.get('/v1/pets', status=500)
+    assert response.json['code'] == 'fault_needs_a_server'
+    assert 'use petstore_server or serve()' in response.json['message']
+    assert client.app.requests[-1]['status'] == 500 and not client.app.errors
