@@ -50,16 +50,16 @@ stop at the end of part 1. Where each begins:
     line  579  Part 2: the machinery
     line  586  Durable storage: the TinyDB file, its log, and group commit
     line 1072  The fixture server: StubApp and its pieces
-    line 1338  Assertions: what the client sent, held against what a test expects
-    line 1482  Faults: a bottle plugin, and chaos
-    line 1680  The journal: each request as the client sent it
-    line 1864  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2072  The access log and the console
-    line 2198  The admin endpoints, the documents, the fixtures
-    line 2358  The OpenAPI description
-    line 2379  The server: waitress, behind one adapter
-    line 2752  The command line
-    line 3007  The pytest fixtures
+    line 1349  Assertions: what the client sent, held against what a test expects
+    line 1495  Faults: a bottle plugin, and chaos
+    line 1693  The journal: each request as the client sent it
+    line 1877  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2085  The access log and the console
+    line 2211  The admin endpoints, the documents, the fixtures
+    line 2371  The OpenAPI description
+    line 2392  The server: waitress, behind one adapter
+    line 2762  The command line
+    line 3017  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1309,6 +1309,17 @@ class StubApp:
                 [f'{what} was called {times_phrase(len(calls))}; expected never:']
                 + [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]))
 
+    def refused(self, request_line: str, status: int, code: str, message: str) -> None:
+        """Record a request the server refused before the app saw it: not valid HTTP."""
+        if not self.journal.maxlen:
+            return
+        method, _, target = request_line.partition(' ')
+        path, _, query = target.rsplit(' HTTP/', 1)[0].partition('?')
+        environ = {'REQUEST_METHOD': method, 'PATH_INFO': path, 'QUERY_STRING': query}
+        entry = journal_entry(environ, b'', status,
+                              {'code': code, 'message': message[:JOURNAL_TEXT_CHARS]})
+        self.record(entry, self.generation, self.arrival())
+
     def arrival(self) -> int:
         """The next request's place in the order of arrival."""
         with self.lock:
@@ -1472,11 +1483,13 @@ def times_phrase(count: int) -> str:
 
 def is_refused_as_malformed(entry: dict) -> bool:
     """A request the stub refused because the client built it wrong: a bad parameter or
-    body, an unknown path, a wrong method, a body too large or not JSON; not a fault."""
+    body, an unknown path, a wrong method, a body too large or not JSON, headers too large, a
+    request that is not valid HTTP/1.x; not a fault."""
     status = entry['status']
     if entry.get('fault') is not None:  # the test asked for it
         return False
-    return status in (400, 405, 413, 415) or (status == 404 and entry['operation'] is None)
+    return (status in (400, 405, 413, 415, 431, 505)
+            or (status == 404 and entry['operation'] is None))
 
 
 # -- Faults: a bottle plugin, and chaos ----------------------------------------
@@ -2429,16 +2442,18 @@ class Waitress:
             # The connection closes after this answer; without this, waitress would still tell an
             # HTTP/1.0 keep-alive client it stays open.
             self.request.headers['CONNECTION'] = 'close'
-            if getattr(self.channel.server, 'petstore_cors', False):  # as Cors does for the app
+            stub = self.channel.server.application  # a StubApp, or any WSGI app
+            if getattr(stub, 'cors', False):  # as Cors does for the app's own answers
                 self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
-            console = getattr(self.channel.server, 'petstore_access_log', None)
-            if console is not None:
-                line = getattr(self.request, 'first_line', b'').decode('latin-1') or '-'
-                console.log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
-                                     str(error.code), '-'))
+            line = getattr(self.request, 'first_line', b'').decode('latin-1') or '-'
+            if getattr(stub, 'refused', None) is not None:
+                stub.refused(line, error.code, error_code_name(error.code), message)
+            if getattr(stub, 'access_log', None) is not None:
+                stub.access_log.log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
+                                             str(error.code), '-'))
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
@@ -2501,8 +2516,7 @@ class Waitress:
     Channel.task_class = Task
     Channel.error_task_class = JSONErrorTask
 
-    def __init__(self, app: Any, host: str, port: int, threads: int,
-                 access_log: Console | None = None, cors: bool = False) -> None:
+    def __init__(self, app: Any, host: str, port: int, threads: int) -> None:
         # waitress warns on every queued request; under load that is a log line per request.
         logging.getLogger('waitress.queue').setLevel(logging.ERROR)
         # It warns, too, of a body shorter than its Content-Length, which 'truncate' sends.
@@ -2513,8 +2527,6 @@ class Waitress:
             channel_timeout=IDLE_TIMEOUT, asyncore_use_poll=True,
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
         self._server.channel_class = self.Channel
-        self._server.petstore_access_log = access_log  # read by JSONErrorTask
-        self._server.petstore_cors = cors
         self.port = int(self._server.effective_port)
 
     @staticmethod
@@ -2686,9 +2698,7 @@ class StubServer:
         """Open the listening socket (and learn the port) without serving yet."""
         if self._server is not None:
             raise RuntimeError('this server is already started')
-        self._server = Waitress(self.app, self.host, self.port, self.threads,
-                                getattr(self.app, 'access_log', None),
-                                getattr(self.app, 'cors', False))
+        self._server = Waitress(self.app, self.host, self.port, self.threads)
         self.port = self._server.port
 
     def start(self) -> StubServer:
@@ -3036,7 +3046,7 @@ if 'pytest' in sys.modules:
     def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
                       help='fail a test whose client sent the petstore_server a request it '
-                           'refused as malformed (400, 404 for no such path, 405, 413, 415)')
+                           'refused as malformed (400, 404 for no such path, 405, 413, 415, 431, 505)')
 
     def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '

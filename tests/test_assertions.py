@@ -219,7 +219,8 @@ def test_the_guard_passes_the_same_test_once_it_is_marked_and_is_off_by_default(
 @pytest.mark.parametrize('status, operation, refused', [
     (400, 'createPet', True), (404, None, True), (405, None, True), (413, 'createPet', True),
     (415, 'createPet', True), (404, 'getPet', False), (401, None, False), (201, 'createPet', False),
-    (503, 'listPets', False), (None, 'listPets', False),
+    (503, 'listPets', False), (None, 'listPets', False), (431, None, True), (505, None, True),
+    (501, 'listOrders', False),
 ])
 def test_what_the_guard_counts_as_malformed(status, operation, refused):
     entry = {'status': status, 'operation': operation, 'fault': None}

@@ -451,3 +451,12 @@ def test_a_valid_host_header_is_served(server, host):
     status, _, payload = exchange(server.port, GET_PETS.replace(b'Host: x', f'Host: {host}'.encode())
                                   + b'Connection: close\r\n\r\n')
     assert (status, len(json.loads(payload))) == (200, 13)
+
+
+def test_a_request_that_is_not_valid_http_is_journalled_as_refused_as_malformed(server):
+    exchange(server.port, GET_PETS.replace(b'/v1/pets', b'/v1/pets?status=sold out') + b'\r\n')
+    entry = server.requests[-1]
+    assert (entry['method'], entry['path'], entry['query'], entry['status']) == (
+        'GET', '/v1/pets', 'status=sold out', 400)
+    assert entry['error']['code'] == 'bad_request'
+    assert stub.is_refused_as_malformed(entry)  # so the guard fails a test that sent it
