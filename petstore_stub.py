@@ -1242,7 +1242,7 @@ class StubApp:
         run can be repeated. ``rate`` 0, or clear(), turns chaos off.
         """
         try:
-            checked = parse_chaos({'rate': rate, 'faults': list(faults), 'seed': seed})
+            checked = parse_chaos({'rate': rate, 'faults': faults, 'seed': seed})
         except ApiError as error:
             raise ValueError(error.message) from None
         self.faults.chaos = Chaos(**checked) if checked['rate'] else None

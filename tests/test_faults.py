@@ -243,6 +243,12 @@ def test_admin_chaos_and_faults_take_the_same_fields(server):
     assert client.get('/v1/pets', headers=AUTH, status=429).headers['Retry-After'] == '2'
 
 
+@pytest.mark.parametrize('faults', ['drop', {503: 1}, 503])
+def test_chaos_refuses_faults_that_are_no_list(server, faults):
+    with pytest.raises(ValueError, match='faults must be a list'):
+        server.chaos(0.5, faults=faults)
+
+
 @pytest.mark.parametrize('body', [{'rate': 2}, {'rate': '0.5'}, {'rate': 0.5, 'faults': []},
                                   {'rate': 0.5, 'faults': ['explode']}, {'rate': 0.5, 'seed': -1},
                                   {'rate': 0.5, 'every': 3}])

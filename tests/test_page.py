@@ -174,3 +174,19 @@ def test_a_cleared_key_can_be_put_back(page):
         expect(page.locator('#key-hint')).to_contain_text('No key')
         page.locator('#demo-key').click()
         expect(page.locator('#api-key')).to_have_value(stub.DEMO_API_KEY)
+
+
+def test_a_hostile_name_is_shown_as_sent_and_a_long_one_wraps(page):
+    with stub.serve() as server:
+        server.add_pet('\u202egnp.exe Bob', 1)
+        server.add_pet('<img src=x onerror=alert(1)>', 1)
+        server.add_pet('R' * 20_000, 1)
+        dialogs = []
+        page.on('dialog', lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(origin(server) + '/')
+        names = page.locator('#pets-table tbody td:nth-child(2)')
+        expect(names).to_have_count(3)
+        assert names.nth(0).text_content() == '\\u202egnp.exe Bob'
+        assert names.nth(1).text_content() == '<img src=x onerror=alert(1)>'
+        assert page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')
+        assert dialogs == []
