@@ -230,7 +230,7 @@ def test_delay_slows_each_response_so_a_client_times_out():
         impatient.close()
 
 
-def test_a_request_still_delayed_at_reset_is_dropped_at_once_and_leaves_no_trace():
+def test_a_request_still_delayed_at_reset_is_dropped_at_once_and_leaves_no_trace(caplog):
     with stub.serve() as server:
         server.delay = 60
         waiting = http.client.HTTPConnection('127.0.0.1', server.port, timeout=30)
@@ -244,6 +244,7 @@ def test_a_request_still_delayed_at_reset_is_dropped_at_once_and_leaves_no_trace
         waiting.close()
         assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
         assert [request['method'] for request in server.requests] == ['GET']
+    assert not [record for record in caplog.records if record.name.startswith('waitress')]
 
 
 # -- faults ----------------------------------------------------------------------
