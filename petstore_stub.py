@@ -1198,10 +1198,10 @@ class StubApp:
                 self.generation += 1
                 self.journal.clear()
                 self._journal_arrivals.clear()
+            self.faults.clear()  # before the release: nothing under way is held again
+            self.delay = 0.0
             self.release()
             self.fence.settle(timeout=5)
-            self.faults.clear()
-            self.delay = 0.0
             self.store.reset()
         finally:
             self.fence.open()
@@ -1264,7 +1264,7 @@ class StubApp:
         """Hold this request (a worker thread) for ``seconds``, or until clear() or release();
         True if it was let go before its time."""
         with self.lock:
-            if self._stopping:
+            if self._stopping or self.fence.closed:  # stopping, or clearing: let it go at once
                 return True
             self.held += 1
             cleared = self.cleared
@@ -1893,14 +1893,14 @@ class Fence:
         self.app = app
         self._state = threading.Condition()
         self._under_way = 0
-        self._closed = False
+        self.closed = False  #: while a clear runs
         self._closed_at = 0  #: when the last clear began (time.monotonic_ns())
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if is_admin_call(environ):  # a reset among them: it must not wait for itself
             return self.app(environ, start_response)
         with self._state:
-            self._state.wait_for(lambda: not self._closed)
+            self._state.wait_for(lambda: not self.closed)
             if environ.get(RECEIVED, self._closed_at) < self._closed_at:
                 Waitress.close_connection(environ)
                 start_response('204 No Content', [])  # goes nowhere: the connection is closed
@@ -1915,7 +1915,7 @@ class Fence:
 
     def close(self) -> None:
         with self._state:
-            self._closed = True
+            self.closed = True
             self._closed_at = time.monotonic_ns()
 
     def settle(self, timeout: float) -> None:
@@ -1925,7 +1925,7 @@ class Fence:
 
     def open(self) -> None:
         with self._state:
-            self._closed = False
+            self.closed = False
             self._state.notify_all()
 
 
