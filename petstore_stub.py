@@ -58,8 +58,8 @@ stop at the end of part 1. Where each begins:
     line 2211  The admin endpoints, the documents, the fixtures
     line 2371  The OpenAPI description
     line 2392  The server: waitress, behind one adapter
-    line 2762  The command line
-    line 3017  The pytest fixtures
+    line 2771  The command line
+    line 3026  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1314,7 +1314,7 @@ class StubApp:
         if not self.journal.maxlen:
             return
         method, _, target = request_line.partition(' ')
-        path, _, query = target.rsplit(' HTTP/', 1)[0].partition('?')
+        path, _, query = target.partition('?')
         environ = {'REQUEST_METHOD': method, 'PATH_INFO': path, 'QUERY_STRING': query}
         entry = journal_entry(environ, b'', status,
                               {'code': code, 'message': message[:JOURNAL_TEXT_CHARS]})
@@ -2396,6 +2396,8 @@ def openapi_document(served_base: str, base_path: str) -> dict:
 SERVER_THREADS = 16
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
+#: waitress's own limit on the request line and headers together (its default).
+SERVER_MAX_HEADER_BYTES = 256 * 1024
 #: Open connections the server holds, idle or slow ones included, before new ones wait;
 #: and how long a connection may stay silent before it is closed (seconds).
 CONNECTION_LIMIT = 1000
@@ -2432,10 +2434,12 @@ class Waitress:
 
         def execute(self) -> None:
             error = self.request.error  # a waitress.utilities.Error: code, reason, body
-            if error.code == 500:
-                message = 'the stub failed on this request; its log has the traceback'
-            else:
-                message = f'the request is not valid HTTP: {error.body}'
+            message = {
+                413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
+                     f'{MAX_BODY_BYTES}',
+                431: f'the request headers are over {SERVER_MAX_HEADER_BYTES} bytes in all',
+                500: 'the stub failed on this request; its log has the traceback',
+            }.get(error.code, f'the request is not valid HTTP: {error.body}')
             body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
             self.status = f'{error.code} {error.reason}'
             self.response_headers += [('Content-Type', 'application/json'), ('Connection', 'close')]
@@ -2448,7 +2452,11 @@ class Waitress:
             self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
-            line = getattr(self.request, 'first_line', b'').decode('latin-1') or '-'
+            # The request line as sent, without its HTTP version; none for headers too large
+            # to read (waitress then stands a 'GET /' of its own in for it).
+            line = getattr(self.request, 'first_line', b'').decode('latin-1').rsplit(' HTTP/', 1)[0]
+            if error.code == 431 or not line:
+                line = '-'
             if getattr(stub, 'refused', None) is not None:
                 stub.refused(line, error.code, error_code_name(error.code), message)
             if getattr(stub, 'access_log', None) is not None:
@@ -2523,7 +2531,8 @@ class Waitress:
         logging.getLogger('waitress').addFilter(self.quiet_truncation)
         self._server = waitress.create_server(
             app, host=host, port=port, threads=threads, ident='petstore-stub',
-            max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
+            max_request_body_size=SERVER_MAX_BODY_BYTES,
+            max_request_header_size=SERVER_MAX_HEADER_BYTES, connection_limit=CONNECTION_LIMIT,
             channel_timeout=IDLE_TIMEOUT, asyncore_use_poll=True,
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
         self._server.channel_class = self.Channel
@@ -3046,7 +3055,8 @@ if 'pytest' in sys.modules:
     def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
                       help='fail a test whose client sent the petstore_server a request it '
-                           'refused as malformed (400, 404 for no such path, 405, 413, 415, 431, 505)')
+                           'refused as malformed (400, 404 for no such path, 405, 413, 415, '
+                           '431, 505)')
 
     def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '

@@ -19,6 +19,7 @@ import pytest
 
 import petstore_stub as stub
 from conftest import AUTH, MODULE, StubProcess, wait_until
+from test_edges import exchange
 
 JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
 
@@ -392,13 +393,13 @@ def test_requests_refused_before_the_app_are_in_the_access_log_too():
     log = io.StringIO()
     console = stub.Console(log)
     with stub.StubServer(stub.create_app(access_log=console, trust_proxy=True)) as server:
-        for raw in (b'GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-Proto: ftp\r\nConnection: close\r\n\r\n',
-                    b'get /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n'):
-            with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
-                connection.sendall(raw)
-                while connection.recv(65536):
-                    pass
+        answers = [exchange(server.port, raw)[2] for raw in (
+            b'GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-Proto: ftp\r\nConnection: close\r\n\r\n',
+            b'get /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n',
+            b'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ' + b'a' * 300_000 + b'\r\n\r\n')]
     console.close()
     lines = log.getvalue().splitlines()
     assert [line.split(' ', 3)[3] for line in lines][0].startswith('GET / 400 ')
-    assert lines[1].split(' ', 3)[3] == 'get /v1/pets HTTP/1.1 400 -'
+    assert lines[1].split(' ', 3)[3] == 'get /v1/pets 400 -'  # the target as sent, as for any
+    assert lines[2].split(' ', 3)[3] == '- 431 -'  # headers too large to read: no target known
+    assert json.loads(answers[2])['message'] == 'the request headers are over 262144 bytes in all'
