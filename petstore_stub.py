@@ -50,16 +50,16 @@ stop at the end of part 1. Where each begins:
     line  579  Part 2: the machinery
     line  586  Durable storage: the TinyDB file, its log, and group commit
     line 1072  The fixture server: StubApp and its pieces
-    line 1349  Assertions: what the client sent, held against what a test expects
-    line 1495  Faults: a bottle plugin, and chaos
-    line 1693  The journal: each request as the client sent it
-    line 1877  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2085  The access log and the console
-    line 2211  The admin endpoints, the documents, the fixtures
-    line 2371  The OpenAPI description
-    line 2392  The server: waitress, behind one adapter
-    line 2771  The command line
-    line 3026  The pytest fixtures
+    line 1356  Assertions: what the client sent, held against what a test expects
+    line 1502  Faults: a bottle plugin, and chaos
+    line 1700  The journal: each request as the client sent it
+    line 1884  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2093  The access log and the console
+    line 2219  The admin endpoints, the documents, the fixtures
+    line 2379  The OpenAPI description
+    line 2400  The server: waitress, behind one adapter
+    line 2781  The command line
+    line 3036  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1134,6 +1134,8 @@ PAGE = 'petstore_stub.page'
 RECEIVED = 'petstore_stub.received'
 #: Set by the journal: a function that records this request, and whether it has.
 RECORD = 'petstore_stub.record'
+#: Set by the fence: the event that lets go the requests under way when it passed them.
+RELEASE = 'petstore_stub.release'
 RECORDED = 'petstore_stub.recorded'
 
 
@@ -1178,7 +1180,7 @@ class StubApp:
         app = RouteAsSent(Journal(app, self))
         if trust_proxy:
             app = ForwardedHeaders(app)
-        self.fence = app = Fence(app)
+        self.fence = app = Fence(app, self)
         self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
 
@@ -1260,14 +1262,16 @@ class StubApp:
                              f'got {seconds!r}')
         self._delay = seconds
 
-    def hold(self, seconds: float) -> bool:
+    def hold(self, seconds: float, environ: dict) -> bool:
         """Hold this request (a worker thread) for ``seconds``, or until clear() or release();
         True if it was let go before its time."""
         with self.lock:
-            if self._stopping or self.fence.closed:  # stopping, or clearing: let it go at once
+            if self._stopping:
                 return True
             self.held += 1
-            cleared = self.cleared
+            # The release of when the request came in: once a clear has let it go, it holds
+            # no more, even if it reaches this line only after the clear is over.
+            cleared = environ.get(RELEASE, self.cleared)
         try:
             return cleared.wait(seconds)
         finally:
@@ -1309,12 +1313,15 @@ class StubApp:
                 [f'{what} was called {times_phrase(len(calls))}; expected never:']
                 + [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]))
 
-    def refused(self, request_line: str, status: int, code: str, message: str) -> None:
-        """Record a request the server refused before the app saw it: not valid HTTP."""
-        if not self.journal.maxlen:
-            return
+    def refused(self, request_line: str, status: int, code: str, message: str,
+                received: int) -> None:
+        """Record a request the server refused before the app saw it, as not valid HTTP;
+        ``received``: when it arrived (time.monotonic_ns())."""
         method, _, target = request_line.partition(' ')
         path, _, query = target.partition('?')
+        if (not self.journal.maxlen or received < self.fence.closed_at  # from before a clear
+                or self.admin and path.startswith(ADMIN_PREFIX)):
+            return
         environ = {'REQUEST_METHOD': method, 'PATH_INFO': path, 'QUERY_STRING': query}
         entry = journal_entry(environ, b'', status,
                               {'code': code, 'message': message[:JOURNAL_TEXT_CHARS]})
@@ -1565,7 +1572,7 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
         if RECORD in environ:
             environ[RECORD](None)
         if kind == 'hang':
-            stub.hold(fault['seconds'])  # until the client gives up, a reset, or the bound
+            stub.hold(fault['seconds'], environ)  # until a reset, a stop, or its seconds
         Waitress.close_connection(environ, abort=kind == 'reset')
         return ''
     body = run()
@@ -1576,7 +1583,7 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
     bottle.response.content_length = len(data)  # the whole body's length, in every case
     if kind == 'truncate':
         return data[:len(data) // 2]
-    return drip(data, fault['seconds'], stub)  # slow
+    return drip(data, fault['seconds'], environ.get(RELEASE, stub.cleared))  # slow
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
@@ -1592,9 +1599,9 @@ def fault_error(status: int, fault: dict) -> ApiError:
                     f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
 
 
-def drip(data: bytes, seconds: float, stub: StubApp, pieces: int = 10) -> Iterator[bytes]:
+def drip(data: bytes, seconds: float, cleared: threading.Event,
+         pieces: int = 10) -> Iterator[bytes]:
     """``data`` in ``pieces`` spread over ``seconds``; at once if the stub is cleared."""
-    cleared = stub.cleared
     step = -(-len(data) // pieces) or 1
     for start in range(0, len(data), step):
         if start:
@@ -1889,23 +1896,24 @@ class Fence:
     that waited for a worker thread behind held ones, say).
     """
 
-    def __init__(self, app: Callable) -> None:
-        self.app = app
+    def __init__(self, app: Callable, stub: StubApp) -> None:
+        self.app, self.stub = app, stub
         self._state = threading.Condition()
         self._under_way = 0
         self.closed = False  #: while a clear runs
-        self._closed_at = 0  #: when the last clear began (time.monotonic_ns())
+        self.closed_at = 0  #: when the last clear began (time.monotonic_ns())
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if is_admin_call(environ):  # a reset among them: it must not wait for itself
             return self.app(environ, start_response)
         with self._state:
             self._state.wait_for(lambda: not self.closed)
-            if environ.get(RECEIVED, self._closed_at) < self._closed_at:
+            if environ.get(RECEIVED, self.closed_at) < self.closed_at:
                 Waitress.close_connection(environ)
                 start_response('204 No Content', [])  # goes nowhere: the connection is closed
                 return []
             self._under_way += 1
+            environ[RELEASE] = self.stub.cleared
         try:
             return self.app(environ, start_response)
         finally:
@@ -1916,7 +1924,7 @@ class Fence:
     def close(self) -> None:
         with self._state:
             self.closed = True
-            self._closed_at = time.monotonic_ns()
+            self.closed_at = time.monotonic_ns()
 
     def settle(self, timeout: float) -> None:
         """Wait, ``timeout`` seconds at most, until no request is under way."""
@@ -1941,7 +1949,7 @@ class Delay:
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         stub = self.stub
-        if stub.delay and not is_admin_call(environ) and stub.hold(stub.delay):
+        if stub.delay and not is_admin_call(environ) and stub.hold(stub.delay, environ):
             Waitress.close_connection(environ)
             start_response('204 No Content', [])  # goes nowhere: the connection is closed
             return []
@@ -2449,19 +2457,21 @@ class Waitress:
             stub = self.channel.server.application  # a StubApp, or any WSGI app
             if getattr(stub, 'cors', False):  # as Cors does for the app's own answers
                 self.response_headers.append(('Access-Control-Allow-Origin', '*'))
-            self.set_close_on_finish()
-            self.content_length = len(body)
-            self.write(body)
             # The request line as sent, without its HTTP version; none for headers too large
             # to read (waitress then stands a 'GET /' of its own in for it).
             line = getattr(self.request, 'first_line', b'').decode('latin-1').rsplit(' HTTP/', 1)[0]
             if error.code == 431 or not line:
                 line = '-'
+            # Recorded before it is answered: a client that has its answer finds it journalled.
             if getattr(stub, 'refused', None) is not None:
-                stub.refused(line, error.code, error_code_name(error.code), message)
+                stub.refused(line, error.code, error_code_name(error.code), message,
+                             getattr(self.request, 'petstore_received', time.monotonic_ns()))
             if getattr(stub, 'access_log', None) is not None:
                 stub.access_log.log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
                                              str(error.code), '-'))
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505

@@ -481,7 +481,15 @@ def test_an_api_key_no_client_could_send_is_refused(api_keys):
 def test_after_a_stop_nothing_is_held_again():
     app = stub.create_app()
     app.release(stopping=True)
-    assert app.hold(30) is True  # at once: a request that would wait for a worker must not
+    assert app.hold(30, {}) is True  # at once: a request that would wait for a worker must not
+
+
+def test_a_request_under_way_at_a_clear_holds_no_more_even_if_it_reaches_its_hold_after():
+    app = stub.create_app()
+    environ = {stub.RELEASE: app.cleared}  # as the fence leaves it on a request it lets in
+    app.clear()
+    assert app.hold(30, environ) is True  # at once, though the clear is over
+    assert app.hold(0.01, {}) is False  # a new request is held as usual
 
 
 @pytest.mark.parametrize('fault', ['drop', 'reset', 'hang'])
@@ -492,3 +500,22 @@ def test_a_connection_fault_in_process_says_it_needs_a_server(fault):
     assert response.json['code'] == 'fault_needs_a_server'
     assert 'use petstore_server or serve()' in response.json['message']
     assert client.app.requests[-1]['status'] == 500 and not client.app.errors
+
+
+@pytest.mark.slow  # it gives the server a fifth of a second to read a request
+def test_a_request_refused_as_not_valid_http_before_a_clear_is_not_journalled_after_it():
+    app = stub.create_app()
+    with stub.StubServer(app, threads=1) as server:
+        app.delay = 5  # the one worker is held: the refusal below must wait for it
+        held = socket.create_connection(('127.0.0.1', server.port), timeout=10)
+        held.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer '
+                     + stub.DEMO_API_KEY.encode() + b'\r\n\r\n')
+        wait_until(lambda: app.held == 1)
+        refused = socket.create_connection(('127.0.0.1', server.port), timeout=10)
+        refused.sendall(b'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
+        time.sleep(0.2)  # read by the server long before: it only waits for a worker
+        server.reset()
+        assert refused.recv(65536).startswith(b'HTTP/1.1 400 ')  # answered after the reset
+        assert app.requests == []
+        held.close()
+        refused.close()
