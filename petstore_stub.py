@@ -54,12 +54,12 @@ stop at the end of part 1. Where each begins:
     line 1504  Faults: a bottle plugin, and chaos
     line 1702  The journal: each request as the client sent it
     line 1886  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2095  The access log and the console
-    line 2221  The admin endpoints, the documents, the fixtures
-    line 2381  The OpenAPI description
-    line 2402  The server: waitress, behind one adapter
-    line 2783  The command line
-    line 3038  The pytest fixtures
+    line 2098  The access log and the console
+    line 2224  The admin endpoints, the documents, the fixtures
+    line 2384  The OpenAPI description
+    line 2405  The server: waitress, behind one adapter
+    line 2786  The command line
+    line 3041  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1911,9 +1911,7 @@ class Fence:
         with self._state:
             self._state.wait_for(lambda: not self.closed)
             if environ.get(RECEIVED, self.closed_at) < self.closed_at:
-                Waitress.close_connection(environ)
-                start_response('204 No Content', [])  # goes nowhere: the connection is closed
-                return []
+                return drop_unanswered(environ, start_response)
             self._under_way += 1
             environ[RELEASE] = self.stub.cleared
         try:
@@ -1939,6 +1937,13 @@ class Fence:
             self._state.notify_all()
 
 
+def drop_unanswered(environ: dict, start_response: Callable) -> list[bytes]:
+    """Close the request's connection with no answer, from a middleware."""
+    Waitress.close_connection(environ)
+    start_response('204 No Content', [])  # goes nowhere: the connection is closed
+    return []
+
+
 class Delay:
     """WSGI middleware: waits ``stub.delay`` seconds before each API request.
 
@@ -1952,9 +1957,7 @@ class Delay:
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         stub = self.stub
         if stub.delay and not is_admin_call(environ) and stub.hold(stub.delay, environ):
-            Waitress.close_connection(environ)
-            start_response('204 No Content', [])  # goes nowhere: the connection is closed
-            return []
+            return drop_unanswered(environ, start_response)
         return self.app(environ, start_response)
 
 
