@@ -54,12 +54,12 @@ stop at the end of part 1. Where each begins:
     line 1504  Faults: a bottle plugin, and chaos
     line 1702  The journal: each request as the client sent it
     line 1886  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2098  The access log and the console
-    line 2224  The admin endpoints, the documents, the fixtures
-    line 2384  The OpenAPI description
-    line 2405  The server: waitress, behind one adapter
-    line 2786  The command line
-    line 3041  The pytest fixtures
+    line 2099  The access log and the console
+    line 2225  The admin endpoints, the documents, the fixtures
+    line 2385  The OpenAPI description
+    line 2406  The server: waitress, behind one adapter
+    line 2787  The command line
+    line 3042  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1902,14 +1902,14 @@ class Fence:
         self.app, self.stub = app, stub
         self._state = threading.Condition()
         self._under_way = 0
-        self.closed = False  #: while a clear runs
+        self._closed = False  #: while a clear runs
         self.closed_at = 0  #: when the last clear began (time.monotonic_ns())
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if is_admin_call(environ):  # a reset among them: it must not wait for itself
             return self.app(environ, start_response)
         with self._state:
-            self._state.wait_for(lambda: not self.closed)
+            self._state.wait_for(lambda: not self._closed)
             if environ.get(RECEIVED, self.closed_at) < self.closed_at:
                 return drop_unanswered(environ, start_response)
             self._under_way += 1
@@ -1919,11 +1919,12 @@ class Fence:
         finally:
             with self._state:
                 self._under_way -= 1
-                self._state.notify_all()
+                if self._closed:  # only a clear waits for this count
+                    self._state.notify_all()
 
     def close(self) -> None:
         with self._state:
-            self.closed = True
+            self._closed = True
             self.closed_at = time.monotonic_ns()
 
     def settle(self, timeout: float) -> None:
@@ -1933,7 +1934,7 @@ class Fence:
 
     def open(self) -> None:
         with self._state:
-            self.closed = False
+            self._closed = False
             self._state.notify_all()
 
 
