@@ -2536,6 +2536,17 @@ class Waitress:
     class Channel(waitress.channel.HTTPChannel):
         """waitress's connection, with the parser and the tasks above."""
 
+        def writable(self) -> bool:
+            # waitress calls a connection writable whenever output is buffered, yet while a
+            # task still runs its handle_write() sends nothing short of send_bytes. The event
+            # loop would then wake at once on every pass, send nothing, and spin, taking the
+            # GIL from the very worker it waits for. Nothing is missed by waiting: a worker
+            # pulls the trigger when its task ends, and when it buffers send_bytes it cannot
+            # send itself.
+            if self.requests and not (self.will_close or self.close_when_flushed):
+                return self.total_outbufs_len >= self.adj.send_bytes
+            return bool(super().writable())
+
     Channel.parser_class = Parser
     Channel.task_class = Task
     Channel.error_task_class = JSONErrorTask
