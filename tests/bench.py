@@ -1,15 +1,21 @@
-"""Benchmark: the stub beside a bare bottle app on the same server, in one run.
+"""Benchmark: the stub beside an independent reference app, in one run.
 
-    python tests/bench.py            # about a minute and a half
-    python tests/bench.py --quick    # a few seconds; a smoke test, not a measurement
-    python tests/bench.py --servers  # both apps under waitress (16 and 4 threads), cheroot, wsgiref
+    python tests/bench.py            # about two minutes
+    python tests/bench.py --quick    # seconds; a smoke test, not a measurement
     python tests/bench.py --crowd    # a new client's wait beside idle and slow connections
 
-Each figure is the median of interleaved rounds (stub, bare; bare, stub; ...),
-so that the machine's drift hits both alike. The ratio to the bare app is the
-figure to judge by: the median of the ratios of rounds run a moment apart.
-The load comes from keep-alive HTTP/1.1 clients in threads of this process,
-on the same cores as the servers.
+The stub runs as a user runs it: ``python petstore_stub.py --db FILE --quiet``, a
+durable file of 1,000 pets. The reference is a plain bottle app on ``waitress.serve``
+with waitress's defaults, in a process of its own; it imports nothing from
+petstore_stub, so whatever the stub's server, middleware or store cost shows in the
+ratio instead of cancelling out of it.
+
+The load comes from wrk when it is installed (keep-alive, from a process of its own);
+otherwise from keep-alive clients in threads of this process, which saturate first, and
+the output says so. Beside req/s each figure gives the server's CPU time per request,
+read from /proc: on a shared machine it is the steadier of the two. Each figure is the
+median of rounds that alternate the two servers, and each ratio the median of the
+ratios of rounds run a moment apart.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import socket
 import statistics
 import subprocess
@@ -31,71 +38,77 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 KEY = 'bench-key'
 AUTH = f'Authorization: Bearer {KEY}\r\n'
-NEW_PET = json.dumps({'name': 'Bench', 'categoryId': 7, 'status': 'available'}).encode()
+NEW_PET = json.dumps({'name': 'Bench', 'categoryId': 7, 'status': 'available'})
+STATUSES = ('available', 'pending', 'sold')
+PATHS = {'list': '/v1/pets?limit=20&status=available', 'get': '/v1/pets/1', 'create': '/v1/pets'}
+
+#: The reference: the least a bottle Pet Store app does, on plain waitress. A bearer check,
+#: limit bounds, a dict of 1,000 pets; creates go into the dict, nothing to disk.
+REFERENCE_APP = '''
+import json, sys, threading
+import bottle, waitress
+
+PORT, KEY = int(sys.argv[1]), sys.argv[2]
+ST = ('available', 'pending', 'sold')
+PETS = {i: {'id': i, 'name': f'pet{i}', 'categoryId': 1 + i % 5, 'status': ST[i % 3]}
+        for i in range(1, 1001)}
+NEXT, LOCK = [1001], threading.Lock()
+app = bottle.Bottle()
 
 
-# -- Servers under test -------------------------------------------------------
-
-def bare_app():
-    """What the stack gives with no store and no checks: a fixed list."""
-    import bottle
-
-    pets = [{'id': n, 'name': f'pet{n}', 'categoryId': 1, 'status': 'available'}
-            for n in range(1, 21)]
-    app = bottle.Bottle()
-
-    @app.get('/v1/pets')
-    def list_pets():
-        bottle.response.content_type = 'application/json'
-        return json.dumps(pets)
-
-    @app.get('/v1/pets/<pet_id>')
-    def get_pet(pet_id):
-        bottle.response.content_type = 'application/json'
-        return json.dumps(pets[int(pet_id) % 20])
-
-    @app.post('/v1/pets')
-    def create_pet():
-        pet = {'id': 1, **json.loads(bottle.request.body.read())}
-        bottle.response.status = 201
-        bottle.response.content_type = 'application/json'
-        return json.dumps(pet)
-
-    return app
+def error(status, code, message):
+    return bottle.HTTPResponse(json.dumps({'code': code, 'message': message, 'status': status}),
+                               status=status, content_type='application/json')
 
 
-def run_server(kind: str, server: str, port: int, db: str) -> None:
-    """Serve the bare app or the stub app on one of the candidate servers (a subprocess).
+@app.hook('before_request')
+def check_bearer():
+    if bottle.request.headers.get('Authorization') != f'Bearer {KEY}':
+        raise error(401, 'unauthorized', 'a valid bearer key is required')
 
-    ``server`` is waitress, waitress-4 (its own default thread count), cheroot or wsgiref.
-    """
-    sys.path.insert(0, str(ROOT))
-    import petstore_stub
 
-    app = bare_app() if kind == 'bare' else petstore_stub.create_app(
-        petstore_stub.PetStore(db), [KEY])
-    threads = petstore_stub.SERVER_THREADS
-    if server.startswith('waitress'):
-        threads = int(server.partition('-')[2] or threads)
-        petstore_stub.StubServer(app, '127.0.0.1', port, threads=threads).start()._thread.join()
-    elif server == 'cheroot':
-        from cheroot import wsgi
-        httpd = wsgi.Server(('127.0.0.1', port), app, numthreads=threads)
-        httpd.start()
-    else:
-        from socketserver import ThreadingMixIn
-        from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+@app.get('/v1/pets')
+def list_pets():
+    try:
+        limit = int(bottle.request.query.get('limit', 20))
+    except ValueError:
+        return error(400, 'invalid_parameter', 'limit')
+    if not 1 <= limit <= 100:
+        return error(400, 'invalid_parameter', 'limit')
+    status = bottle.request.query.get('status')
+    pets = [p for p in PETS.values() if status is None or p['status'] == status][:limit]
+    bottle.response.content_type = 'application/json'
+    return json.dumps(pets)
 
-        class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-            daemon_threads = True
 
-        class QuietHandler(WSGIRequestHandler):
-            def log_message(self, *args):
-                pass
+@app.get('/v1/pets/<pet_id:int>')
+def get_pet(pet_id):
+    pet = PETS.get(pet_id)
+    if pet is None:
+        return error(404, 'not_found', 'no such pet')
+    bottle.response.content_type = 'application/json'
+    return json.dumps(pet)
 
-        make_server('127.0.0.1', port, app, server_class=ThreadingWSGIServer,
-                    handler_class=QuietHandler).serve_forever()
 
+@app.post('/v1/pets')
+def create_pet():
+    doc = json.loads(bottle.request.body.read())
+    if not isinstance(doc.get('name'), str) or not isinstance(doc.get('categoryId'), int):
+        return error(400, 'invalid_body', 'name and categoryId')
+    with LOCK:
+        doc['id'] = NEXT[0]
+        NEXT[0] += 1
+        PETS[doc['id']] = doc
+    bottle.response.status = 201
+    bottle.response.content_type = 'application/json'
+    return json.dumps(doc)
+
+
+waitress.serve(app, host='127.0.0.1', port=PORT, _quiet=True)
+'''
+
+
+# -- The two servers ------------------------------------------------------------
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -104,20 +117,26 @@ def free_port() -> int:
 
 
 def write_db(path: Path, count: int) -> None:
-    statuses = ('available', 'pending', 'sold')
-    pets = {str(n): {'name': f'pet{n}', 'categoryId': n % 7, 'status': statuses[n % 3]}
+    pets = {str(n): {'name': f'pet{n}', 'categoryId': 1 + n % 5, 'status': STATUSES[n % 3]}
             for n in range(1, count + 1)}
     path.write_text(json.dumps({'pets': pets}), encoding='utf-8')
+    Path(f'{path}.log').unlink(missing_ok=True)
 
 
 class Process:
-    """A server in a subprocess, ready once it answers."""
+    """A server in a process of its own, ready once it answers a list with 200."""
 
-    def __init__(self, command: list[str], port: int) -> None:
+    def __init__(self, command: list[str], port: int, quiet: bool = False) -> None:
         self.port = port
         started = time.perf_counter()
-        self.popen = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
+        self.popen = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL if quiet else None)
         self.cold_start = wait_for_200(port, started, self.popen)
+
+    def cpu_seconds(self) -> float:
+        """The server's CPU time so far, user and system, from /proc (Linux)."""
+        fields = Path(f'/proc/{self.popen.pid}/stat').read_text().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
     def rss_mb(self) -> float:
         for line in Path(f'/proc/{self.popen.pid}/status').read_text().splitlines():
@@ -130,20 +149,22 @@ class Process:
         self.popen.wait(timeout=10)
 
 
-def start(kind: str, db: Path, server: str = 'waitress') -> Process:
+def start_stub(db: Path) -> Process:
     port = free_port()
-    if kind == 'stub' and server == 'waitress':
-        # As the petstore-stub command runs it: imported, not compiled afresh as a script
-        # (which costs about 3.5 MB of memory more).
-        command = [sys.executable, '-m', 'petstore_stub', '--port', str(port), '--db', str(db),
-                   '--api-key', KEY, '--quiet']
-    else:
-        command = [sys.executable, __file__, '_serve', kind, server, str(port), str(db)]
-    return Process(command, port)
+    return Process([sys.executable, str(ROOT / 'petstore_stub.py'), '--port', str(port),
+                    '--db', str(db), '--api-key', KEY, '--quiet'], port)
+
+
+def start_reference(folder: Path) -> Process:
+    script = folder / 'reference_app.py'
+    script.write_text(REFERENCE_APP, encoding='utf-8')
+    port = free_port()
+    # waitress's defaults log a warning for each request that waits for a worker.
+    return Process([sys.executable, str(script), str(port), KEY], port, quiet=True)
 
 
 def wait_for_200(port: int, started: float, process: subprocess.Popen) -> float:
-    request = f'GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n'.encode()
+    request = f'GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode()
     while time.perf_counter() - started < 30:
         if process.poll() is not None:
             raise RuntimeError(f'the server exited with status {process.returncode}')
@@ -157,18 +178,36 @@ def wait_for_200(port: int, started: float, process: subprocess.Popen) -> float:
     raise RuntimeError(f'no server answered on port {port}')
 
 
-# -- Load ---------------------------------------------------------------------
+# -- Load -----------------------------------------------------------------------
 
-def request_bytes(operation: str, pet_count: int) -> callable:
-    if operation == 'list':
-        fixed = f'GET /v1/pets?limit=20 HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n'.encode()
-        return lambda: fixed
-    if operation == 'get':
-        return lambda: (f'GET /v1/pets/{random.randint(1, pet_count)} HTTP/1.1\r\n'
-                        f'Host: x\r\n{AUTH}\r\n').encode()
-    fixed = (f'POST /v1/pets HTTP/1.1\r\nHost: x\r\n{AUTH}Content-Type: application/json\r\n'
-             f'Content-Length: {len(NEW_PET)}\r\n\r\n').encode() + NEW_PET
-    return lambda: fixed
+def wrk_load(port: int, operation: str, clients: int, seconds: float, folder: Path) -> dict:
+    """wrk, keep-alive, from a process of its own: req/s and the requests it sent."""
+    command = ['wrk', f'-t{min(2, clients)}', f'-c{clients}', f'-d{max(1, round(seconds))}s',
+               '-H', f'Authorization: Bearer {KEY}']
+    if operation == 'create':
+        script = folder / 'create.lua'
+        script.write_text(f'wrk.method = "POST"\nwrk.body = \'{NEW_PET}\'\n'
+                          'wrk.headers["Content-Type"] = "application/json"\n')
+        command += ['-s', str(script)]
+    run = subprocess.run(command + [f'http://127.0.0.1:{port}{PATHS[operation]}'],
+                         capture_output=True, text=True, timeout=seconds + 30)
+    lines = run.stdout.splitlines()
+    try:
+        rps = float(next(line.split()[1] for line in lines if line.startswith('Requests/sec')))
+        count = int(next(line.split()[0] for line in lines if 'requests in' in line))
+    except StopIteration:
+        raise RuntimeError(f'wrk failed: {(run.stderr or run.stdout).strip()[-300:]}') from None
+    failures = sum(1 for line in lines if 'Non-2xx' in line or 'Socket errors' in line)
+    return {'rps': rps, 'count': count, 'failures': failures}
+
+
+def request_bytes(operation: str) -> bytes:
+    if operation == 'create':
+        body = NEW_PET.encode()
+        return (f'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}'
+                f'Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n'
+                ).encode() + body
+    return f'GET {PATHS[operation]} HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode()
 
 
 def read_response(conn: socket.socket, buffer: bytearray) -> int:
@@ -192,40 +231,27 @@ def read_response(conn: socket.socket, buffer: bytearray) -> int:
     return int(head[9:12])
 
 
-def load(port: int, operation: str, clients: int, seconds: float, pet_count: int) -> dict:
-    """Keep-alive clients in threads, each sending requests back to back."""
-    make_request = request_bytes(operation, pet_count)
+def thread_load(port: int, operation: str, clients: int, seconds: float,
+                folder: Path | None = None) -> dict:
+    """Keep-alive clients in threads of this process, each sending requests back to back."""
+    request = request_bytes(operation)
     expected = 201 if operation == 'create' else 200
-    latencies: list[list[float]] = [[] for _ in range(clients)]
-    failures, reconnects = [0], [0]
+    counts, failures = [0] * clients, [0]
     barrier = threading.Barrier(clients + 1)
     deadline = [0.0]
 
-    def connect() -> socket.socket:
-        conn = socket.create_connection(('127.0.0.1', port))
+    def client(number: int) -> None:
+        conn, buffer = socket.create_connection(('127.0.0.1', port)), bytearray()
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return conn
-
-    def client(mine: list[float]) -> None:
-        conn, buffer = connect(), bytearray()
         barrier.wait()
-        while time.perf_counter() < deadline[0]:
-            sent = time.perf_counter()
-            try:
-                conn.sendall(make_request())
-                status = read_response(conn, buffer)
-            except OSError:
-                # A server without keep-alive closes the connection: pay for a new one.
-                conn.close()
-                conn, buffer = connect(), bytearray()
-                reconnects[0] += 1
-                continue
-            if status != expected:
-                failures[0] += 1
-            mine.append(time.perf_counter() - sent)
-        conn.close()
+        with conn:
+            while time.perf_counter() < deadline[0]:
+                conn.sendall(request)
+                if read_response(conn, buffer) != expected:
+                    failures[0] += 1
+                counts[number] += 1
 
-    threads = [threading.Thread(target=client, args=(mine,)) for mine in latencies]
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
     for thread in threads:
         thread.start()
     deadline[0] = time.perf_counter() + seconds
@@ -233,113 +259,109 @@ def load(port: int, operation: str, clients: int, seconds: float, pet_count: int
     began = time.perf_counter()
     for thread in threads:
         thread.join()
-    elapsed = time.perf_counter() - began
-    merged = sorted(value for mine in latencies for value in mine)
-    return {'rps': len(merged) / elapsed, 'p50': percentile(merged, 50),
-            'p99': percentile(merged, 99), 'failures': failures[0], 'reconnects': reconnects[0]}
+    return {'rps': sum(counts) / (time.perf_counter() - began), 'count': sum(counts),
+            'failures': failures[0]}
 
 
-def percentile(values: list[float], pct: float) -> float:
-    if not values:
-        return float('nan')
-    return values[min(len(values) - 1, int(len(values) * pct / 100))] * 1000
+def choose_load(use_wrk: bool | None = None):
+    """wrk if it is installed (or as asked), else the clients in threads."""
+    if use_wrk is None:
+        use_wrk = shutil.which('wrk') is not None
+    return wrk_load if use_wrk else thread_load
 
 
-def median_of(rounds: list[dict]) -> dict:
-    return {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
-
-
-# -- Report -------------------------------------------------------------------
-
-def interleaved(processes: dict, operation: str, clients: int, settings: argparse.Namespace,
-                pet_counts: dict | None = None) -> dict[str, list[dict]]:
-    """Rounds of the same load on each process in turn, the order rotating each round.
-
-    ``pet_counts`` gives each process's number of pets (1,000 if not given).
-    """
-    figures: dict[str, list[dict]] = {name: [] for name in processes}
-    names = list(processes)
-    for number in range(settings.rounds):
-        shift = number % len(names)
-        for name in names[shift:] + names[:shift]:
-            pets = (pet_counts or {}).get(name, 1_000)
-            figures[name].append(load(processes[name].port, operation, clients,
-                                      settings.seconds, pets))
+def measure(process: Process, load, operation: str, clients: int, seconds: float,
+            folder: Path) -> dict:
+    """One load on one server: req/s, and the server's CPU milliseconds per request."""
+    before = process.cpu_seconds()
+    figures = load(process.port, operation, clients, seconds, folder)
+    figures['cpu_ms'] = (process.cpu_seconds() - before) * 1000 / max(1, figures['count'])
     return figures
 
 
-def paired_ratio(mine: list[dict], theirs: list[dict]) -> float:
-    """The median of the round-by-round ratios: each pair ran a moment apart."""
-    return statistics.median(a['rps'] / b['rps'] for a, b in zip(mine, theirs))
+def side_by_side(stub: Process, reference: Process, load, operation: str, clients: int,
+                 seconds: float, rounds: int, folder: Path) -> dict:
+    """Rounds of the same load on each server, alternating which goes first."""
+    figures: dict[str, list[dict]] = {'stub': [], 'reference': []}
+    servers = {'stub': stub, 'reference': reference}
+    for number in range(rounds):
+        for name in (('stub', 'reference') if number % 2 == 0 else ('reference', 'stub')):
+            figures[name].append(measure(servers[name], load, operation, clients, seconds, folder))
+    s, r = figures['stub'], figures['reference']
+    return {
+        'stub': {key: statistics.median(f[key] for f in s) for key in s[0]},
+        'reference': {key: statistics.median(f[key] for f in r) for key in r[0]},
+        'rps_ratio': statistics.median(a['rps'] / b['rps'] for a, b in zip(s, r)),
+        'cpu_ratio': statistics.median(a['cpu_ms'] / b['cpu_ms'] for a, b in zip(s, r)),
+    }
 
 
-def compare(stub: Process, bare: Process, settings: argparse.Namespace) -> None:
-    print(f'\n{"operation":<8} {"clients":>7} {"stub req/s":>11} {"bare req/s":>11} {"ratio":>6} '
-          f'{"stub p50/p99 ms":>16} {"bare p50/p99 ms":>16}')
-    for operation in ('list', 'get', 'create'):
-        for clients in (1, 16):
-            figures = interleaved({'stub': stub, 'bare': bare}, operation, clients, settings)
-            s, b = median_of(figures['stub']), median_of(figures['bare'])
-            ratio = paired_ratio(figures['stub'], figures['bare'])
-            failed = ' FAILURES' if s['failures'] or b['failures'] else ''
-            print(f'{operation:<8} {clients:>7} {s["rps"]:>11.0f} {b["rps"]:>11.0f} '
-                  f'{ratio:>5.2f}x {s["p50"]:>7.2f}/{s["p99"]:<8.2f} '
-                  f'{b["p50"]:>7.2f}/{b["p99"]:<8.2f}{failed}')
+# -- Report ---------------------------------------------------------------------
 
-
-def scale(settings: argparse.Namespace, folder: Path) -> None:
-    print('\nthe same stub with more pets (16 clients, req/s)')
-    sizes = (1_000, 100_000) if not settings.quick else (1_000, 10_000)
-    processes = {}
-    for count in sizes:
-        write_db(folder / f'scale{count}.json', count)
-        processes[count] = start('stub', folder / f'scale{count}.json')
+def compare(settings: argparse.Namespace, folder: Path, load) -> None:
+    print(f'\n{"operation":<9} {"clients":>7} {"stub req/s":>10} {"ref req/s":>10} {"ratio":>6}'
+          f' {"stub CPU ms/req":>16} {"ref CPU ms/req":>15} {"ratio":>6}')
+    write_db(folder / 'stub.json', 1_000)
+    stub, reference = start_stub(folder / 'stub.json'), start_reference(folder)
     try:
         for operation in ('list', 'get', 'create'):
-            figures = interleaved(processes, operation, 16, settings, {n: n for n in sizes})
-            small, large = (median_of(figures[count])['rps'] for count in sizes)
-            ratio = paired_ratio(figures[sizes[1]], figures[sizes[0]])
-            print(f'{operation:<8} {sizes[0]:>7} pets: {small:>7.0f}  {sizes[1]:>7} pets: '
-                  f'{large:>7.0f}  ratio {ratio:.2f}x')
+            for clients in (1, 16):
+                load(stub.port, operation, clients, 0.5, folder)  # warm-up
+                load(reference.port, operation, clients, 0.5, folder)
+                f = side_by_side(stub, reference, load, operation, clients, settings.seconds,
+                                 settings.rounds, folder)
+                s, r = f['stub'], f['reference']
+                failed = ' FAILURES' if s['failures'] or r['failures'] else ''
+                print(f'{operation:<9} {clients:>7} {s["rps"]:>10.0f} {r["rps"]:>10.0f} '
+                      f'{f["rps_ratio"]:>5.2f}x {s["cpu_ms"]:>16.3f} {r["cpu_ms"]:>15.3f} '
+                      f'{f["cpu_ratio"]:>5.2f}x{failed}')
+        print(f'\nRSS after load: stub {stub.rss_mb():.1f} MB, reference {reference.rss_mb():.1f} MB')
     finally:
-        for process in processes.values():
-            process.stop()
-    checkpoint_cost(folder / 'fold.json', sizes[1])
-
-
-def checkpoint_cost(db: Path, count: int) -> None:
-    """What folding the log into the file costs: the stub pays it once per ``count`` creates."""
-    sys.path.insert(0, str(ROOT))
-    import petstore_stub
-
-    write_db(db, count)
-    store = petstore_stub.PetStore(db)
-    store.add({'name': 'Bench', 'categoryId': 7})
-    started = time.perf_counter()
-    store.close()  # folds the log into the file: the whole file written anew
-    print(f'folding the log into the file, {count:,} pets: '
-          f'{(time.perf_counter() - started) * 1000:.0f} ms (once per {count:,} creates)')
+        stub.stop()
+        reference.stop()
 
 
 def startup_and_memory(settings: argparse.Namespace, folder: Path) -> None:
     db = folder / 'start.json'
-    write_db(db, 1_000)
-    cold, idle = [], []
+    stub_cold, reference_cold, idle = [], [], []
     for _ in range(max(3, settings.rounds)):
-        process = start('stub', db)
-        cold.append(process.cold_start)
+        write_db(db, 1_000)
+        stub, reference = start_stub(db), start_reference(folder)
+        stub_cold.append(stub.cold_start)
+        reference_cold.append(reference.cold_start)
         time.sleep(0.2)
-        idle.append(process.rss_mb())
-        process.stop()
-    bare = start('bare', db)
-    print(f'\ncold start to first 200, 1,000 pets: {statistics.median(cold) * 1000:.0f} ms '
-          f'(bare app {bare.cold_start * 1000:.0f} ms)')
-    print(f'idle RSS, 1,000 pets: {statistics.median(idle):.1f} MB '
-          f'(bare app {bare.rss_mb():.1f} MB)')
-    bare.stop()
+        idle.append((stub.rss_mb(), reference.rss_mb()))
+        stub.stop()
+        reference.stop()
+    ratio = statistics.median(s / r for s, r in zip(stub_cold, reference_cold))
+    print(f'\ncold start to first 200, 1,000 pets: stub {statistics.median(stub_cold) * 1000:.0f} ms,'
+          f' reference {statistics.median(reference_cold) * 1000:.0f} ms, ratio {ratio:.2f}x')
+    print(f'idle RSS, 1,000 pets: stub {statistics.median(s for s, _ in idle):.1f} MB, '
+          f'reference {statistics.median(r for _, r in idle):.1f} MB')
+
+
+def scale(settings: argparse.Namespace, folder: Path, load) -> None:
+    """The same stub with 100 times the pets: what a larger file costs a request."""
+    sizes = (1_000, 10_000) if settings.quick else (1_000, 100_000)
+    print(f'\nthe stub with {sizes[1]:,} pets against {sizes[0]:,} (16 clients, req/s)')
+    processes = {}
+    for count in sizes:
+        write_db(folder / f'scale{count}.json', count)
+        processes[count] = start_stub(folder / f'scale{count}.json')
+    try:
+        for operation in ('list', 'get', 'create'):
+            small, large = processes[sizes[0]], processes[sizes[1]]
+            f = side_by_side(large, small, load, operation, 16, settings.seconds,
+                             settings.rounds, folder)
+            print(f'{operation:<9} {sizes[0]:>7,} pets: {f["reference"]["rps"]:>7.0f}  '
+                  f'{sizes[1]:>7,} pets: {f["stub"]["rps"]:>7.0f}  ratio {f["rps_ratio"]:.2f}x')
+    finally:
+        for process in processes.values():
+            process.stop()
 
 
 def fixture_cost(settings: argparse.Namespace) -> None:
+    """What the pytest fixture costs a test: a reset and one request, in process."""
     sys.path.insert(0, str(ROOT))
     import http.client
 
@@ -358,42 +380,16 @@ def fixture_cost(settings: argparse.Namespace) -> None:
     print(f'\npytest fixture, reset plus one request: {per_test * 1000:.3f} ms per test')
 
 
-def servers(settings: argparse.Namespace, folder: Path) -> None:
-    """The stub app and the bare app on each candidate WSGI server, interleaved."""
-    candidates = ('waitress', 'waitress-4', 'cheroot', 'wsgiref')
-    print(f'\n{"app":<5} {"server":<11} {"operation":<8} {"clients":>7} {"req/s":>8} {"p50 ms":>8} '
-          f'{"p99 ms":>8} {"reconnects":>10}')
-    for kind in ('stub', 'bare'):
-        processes = {}
-        for name in candidates:
-            write_db(folder / f'{kind}-{name}.json', 1_000)
-            try:
-                processes[name] = start(kind, folder / f'{kind}-{name}.json', server=name)
-            except RuntimeError as error:
-                print(f'{kind:<5} {name:<11} not measured: {error}')
-        try:
-            for operation in ('list', 'create'):
-                for clients in (1, 16):
-                    figures = interleaved(processes, operation, clients, settings)
-                    for name, rounds in figures.items():
-                        f = median_of(rounds)
-                        print(f'{kind:<5} {name:<11} {operation:<8} {clients:>7} {f["rps"]:>8.0f} '
-                              f'{f["p50"]:>8.2f} {f["p99"]:>8.2f} {f["reconnects"]:>10.0f}'
-                              + (' FAILURES' if f['failures'] else ''))
-        finally:
-            for process in processes.values():
-                process.stop()
-
-
 def crowd(folder: Path) -> None:
     """How long a new client waits while idle and slowloris connections hold the server."""
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(8192, hard)), hard))
-    request = f'GET /v1/pets HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n'.encode()
+    request = f'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode()
     print('idle  slow  new client: p50 ms  max ms  answered')
+    write_db(folder / 'crowd.json', 1_000)
     for idle, slow in ((0, 0), (500, 100), (900, 95), (1000, 100)):
-        stub = start('stub', folder / 'crowd.json')
+        stub = start_stub(folder / 'crowd.json')
         crowd_sockets = []
         try:
             for _ in range(idle):
@@ -422,39 +418,30 @@ def crowd(folder: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ['_serve']:
-        run_server(argv[1], argv[2], int(argv[3]), argv[4])
-        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='a smoke test, in a few seconds')
-    parser.add_argument('--servers', action='store_true', help='compare WSGI servers instead')
     parser.add_argument('--crowd', action='store_true',
                         help="a new client's wait beside idle and slow connections")
     settings = parser.parse_args(argv)
-    settings.seconds = 0.2 if settings.quick else 0.5
-    settings.rounds = 1 if settings.quick else 7
-    print(f'machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}'
-          f'; {settings.rounds} interleaved round(s) of {settings.seconds} s per figure')
+    load = choose_load()
+    settings.seconds = 1 if settings.quick else 3
+    settings.rounds = 1 if settings.quick else 3
+    if settings.quick and load is thread_load:
+        settings.seconds = 0.3
+    source = ('wrk, 16 keep-alive connections from a process of its own' if load is wrk_load
+              else 'NO wrk here: keep-alive clients in threads of this process, which saturate '
+                   'before the servers do (apt-get install wrk for the real figures)')
+    print(f'machine: {platform.machine()}, {os.cpu_count()} cores, Python '
+          f'{platform.python_version()}; {settings.rounds} alternating round(s) of '
+          f'{settings.seconds} s per figure\nload: {source}')
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        if settings.servers:
-            servers(settings, folder)
-            return 0
         if settings.crowd:
-            write_db(folder / 'crowd.json', 1_000)
             crowd(folder)
             return 0
-        write_db(folder / 'stub.json', 1_000)
-        stub, bare = start('stub', folder / 'stub.json'), start('bare', folder / 'bare.json')
-        try:
-            compare(stub, bare, settings)
-            print(f'\nRSS after load: stub {stub.rss_mb():.1f} MB, bare app {bare.rss_mb():.1f} MB')
-        finally:
-            stub.stop()
-            bare.stop()
-        scale(settings, folder)
+        compare(settings, folder, load)
         startup_and_memory(settings, folder)
+        scale(settings, folder, load)
         fixture_cost(settings)
     return 0
 
