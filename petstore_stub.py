@@ -2551,11 +2551,18 @@ class Waitress:
     Channel.task_class = Task
     Channel.error_task_class = JSONErrorTask
 
+    #: waitress's warnings the stub leaves out, by logger: one for every request that waits
+    #: for a worker (under load, a line a request), and one for a body shorter than its
+    #: Content-Length, which 'truncate' sends.
+    QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
+
     def __init__(self, app: Any, host: str, port: int, threads: int) -> None:
-        # waitress warns on every queued request; under load that is a log line per request.
-        logging.getLogger('waitress.queue').setLevel(logging.ERROR)
-        # It warns, too, of a body shorter than its Content-Length, which 'truncate' sends.
-        logging.getLogger('waitress').addFilter(self.quiet_truncation)
+        # Filters, not levels: they are taken off at release(), leaving the loggers of the
+        # process that hosts the server as they were.
+        self._quiet = [(logging.getLogger(name), self.message_filter(start))
+                       for name, start in self.QUIET.items()]
+        for logger, quiet in self._quiet:
+            logger.addFilter(quiet)
         self._server = waitress.create_server(
             app, host=host, port=port, threads=threads, ident='petstore-stub',
             max_request_body_size=SERVER_MAX_BODY_BYTES,
@@ -2566,8 +2573,8 @@ class Waitress:
         self.port = int(self._server.effective_port)
 
     @staticmethod
-    def quiet_truncation(record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith('application returned too few bytes')
+    def message_filter(start: str) -> Callable[[logging.LogRecord], bool]:
+        return lambda record: not record.getMessage().startswith(start)
 
     def run(self) -> None:
         self._server.run()
@@ -2588,6 +2595,8 @@ class Waitress:
         worker finishing its task still pulls."""
         self._server.task_dispatcher.shutdown(timeout=5)
         self._server.trigger.close()
+        for logger, quiet in self._quiet:
+            logger.removeFilter(quiet)
 
     def _close_connections(self) -> None:
         server = self._server

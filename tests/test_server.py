@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import logging
 import json
 import os
 import re
@@ -160,3 +161,13 @@ def test_the_default_database_is_petstore_json_in_the_working_directory(tmp_path
     assert status == 200 and len(pets) == 13
     assert len(json.loads((tmp_path / 'petstore.json').read_text())['pets']) == 13
     assert os.listdir(tmp_path) == ['petstore.json']
+
+
+def test_the_servers_quiet_filters_leave_the_waitress_loggers_as_they_were():
+    loggers = [logging.getLogger('waitress'), logging.getLogger('waitress.queue')]
+    before = [(logger.level, list(logger.filters)) for logger in loggers]
+    with stub.serve() as server:
+        assert all(len(logger.filters) == len(filters) + 1
+                   for logger, (_, filters) in zip(loggers, before))
+        assert call_once(server.url, 'GET', f'{urlsplit(server.url).path}/pets')[0] == 200
+    assert [(logger.level, list(logger.filters)) for logger in loggers] == before
