@@ -38,28 +38,28 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
         server.reset()
 
 The file reads in two parts, each section under a banner; a first read may
-stop at the end of part 1. Where each begins:
+stop at the end of part 1. The sections, in order:
 
-    line  115  Part 1: the Pet Store API, as a student meets it
-    line  118  Constants
-    line  150  ApiError: the one exception, and the Error body
-    line  197  Validation: pure functions from raw input to clean values
-    line  390  The bearer check
-    line  423  The app: the four operations
-    line  498  The store the operations use
-    line  581  Part 2: the machinery
-    line  588  Durable storage: the TinyDB file, its log, and group commit
-    line 1074  The fixture server: StubApp and its pieces
-    line 1358  Assertions: what the client sent, held against what a test expects
-    line 1504  Faults: a bottle plugin, and chaos
-    line 1702  The journal: each request as the client sent it
-    line 1886  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2099  The access log and the console
-    line 2225  The admin endpoints, the documents, the fixtures
-    line 2385  The OpenAPI description
-    line 2406  The server: waitress, behind one adapter
-    line 2787  The command line
-    line 3042  The pytest fixtures
+    Part 1: the Pet Store API, as a student meets it
+      Constants
+      ApiError: the one exception, and the Error body
+      Validation: pure functions from raw input to clean values
+      The bearer check
+      The app: the four operations
+      The store the operations use
+    Part 2: the machinery
+      Durable storage: the TinyDB file, its log, and group commit
+      The fixture server: StubApp and its pieces
+      Assertions: what the client sent, held against what a test expects
+      Faults: a bottle plugin, and chaos
+      The journal: each request as the client sent it
+      Middleware: the delay, CORS, forwarded headers, routing as sent
+      The access log and the console
+      The admin endpoints, the documents, the fixtures
+      The OpenAPI description
+      The server: waitress, behind one adapter
+      The command line
+      The pytest fixtures
 """
 
 from __future__ import annotations

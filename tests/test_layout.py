@@ -8,14 +8,16 @@ import petstore_stub as stub
 SOURCE = Path(stub.__file__).read_text(encoding='utf-8').splitlines()
 
 
-def test_the_docstring_map_points_at_each_banner():
-    entries = re.findall(r'^    line +(\d+)  (.+)$', stub.__doc__, flags=re.MULTILINE)
-    assert len(entries) >= 10
-    for number, title in entries:
-        now = next(n for n, line in enumerate(SOURCE, 1) if line.startswith('# ') and title in line)
-        assert int(number) == now, f'the docstring has {title!r} at line {number}; it is at {now}'
-    banners = [line for line in SOURCE if re.match(r'# (-- |Part \d)', line)]
-    assert len(banners) == len(entries)
+def test_the_docstring_map_names_every_banner_in_order():
+    block = stub.__doc__.split('The sections, in order:')[1].split('\n\n')[1]
+    mapped = [line.strip() for line in block.splitlines()]
+    banners = [(number, line.strip('# -=')) for number, line in enumerate(SOURCE, 1)
+               if re.match(r'# (-- |Part \d)', line)]
+    where = '\n'.join(f'line {number:>5}  {title}' for number, title in banners)
+    assert len(mapped) >= 10 and len(mapped) == len(banners), f'the banners are:\n{where}'
+    for title, (number, banner) in zip(mapped, banners):
+        assert banner.startswith(title), f'the map has {title!r} where line {number} has ' \
+                                         f'{banner!r}; the banners are:\n{where}'
 
 
 def test_a_first_read_meets_the_four_operations_before_any_machinery():
