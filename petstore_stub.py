@@ -49,17 +49,17 @@ stop at the end of part 1. Where each begins:
     line  498  The store the operations use
     line  581  Part 2: the machinery
     line  588  Durable storage: the TinyDB file, its log, and group commit
-    line 1074  The fixture server: StubApp and its pieces
-    line 1358  Assertions: what the client sent, held against what a test expects
-    line 1504  Faults: a bottle plugin, and chaos
-    line 1702  The journal: each request as the client sent it
-    line 1886  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2099  The access log and the console
-    line 2225  The admin endpoints, the documents, the fixtures
-    line 2385  The OpenAPI description
-    line 2406  The server: waitress, behind one adapter
-    line 2787  The command line
-    line 3042  The pytest fixtures
+    line 1080  The fixture server: StubApp and its pieces
+    line 1364  Assertions: what the client sent, held against what a test expects
+    line 1510  Faults: a bottle plugin, and chaos
+    line 1708  The journal: each request as the client sent it
+    line 1892  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2105  The access log and the console
+    line 2231  The admin endpoints, the documents, the fixtures
+    line 2391  The OpenAPI description
+    line 2412  The server: waitress, behind one adapter
+    line 2793  The command line
+    line 3048  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -627,10 +627,14 @@ class LockedJSONStorage(Storage):
         self.name = Path(path)  #: as given, for messages
         # The file itself, not a link to it: a rename then replaces the file and keeps the link.
         self.path = Path(os.path.realpath(path))
-        self._descriptor = open_locked(self.path, self.name)
+        self._descriptor = open_locked(self.path, self.name, os.O_RDONLY)
 
     def size(self) -> int:
         return os.fstat(self._descriptor).st_size
+
+    def is_in_place(self) -> bool:
+        """Whether the file is still the one at its path: no other was renamed over it."""
+        return is_at(self._descriptor, self.path)
 
     def read(self) -> dict[str, dict[str, dict]] | None:
         try:
@@ -667,38 +671,33 @@ class LockedJSONStorage(Storage):
             self._descriptor = -1
 
 
-def open_locked(path: Path, name: Path) -> int:
-    """Open ``path`` (creating it empty if missing) and lock it; DatabaseError if it can't be."""
+def open_locked(path: Path, name: Path, flags: int) -> int:
+    """Open ``path`` with ``flags`` (creating it empty if missing) and lock it; DatabaseError if it
+    can't be, or if it is not a regular file (a device, whose node a fold would replace; a pipe;
+    a folder)."""
     while True:
-        descriptor = open_file(path, name, os.O_RDONLY)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    raise DatabaseError(f'{name}: not a regular file; choose a file for --db, or '
+                                        '--db :memory: to keep nothing')
+            descriptor = os.open(path, flags | os.O_CREAT, 0o666)
+        except OSError as error:
+            hint = ''
+            if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
+                hint = '; choose another --db, or --db :memory: to keep nothing'
+            raise DatabaseError(f'{name}: cannot use this database ({error.strerror}){hint}') \
+                from None
         try:
             lock_file(descriptor, name)
-            # A stub that was writing may have renamed a new file over this one before unlocking it.
-            if os.path.samestat(os.fstat(descriptor), os.stat(path)):
+            # The stub that held the lock may have renamed a new file over this one (a fold), or
+            # removed it (its log, at its stop), before unlocking it.
+            if is_at(descriptor, path):
                 return descriptor
-        except FileNotFoundError:
-            pass
         except BaseException:
             os.close(descriptor)
             raise
         os.close(descriptor)
-
-
-def open_file(path: Path, name: Path, flags: int) -> int:
-    """Open ``path`` with ``flags``, creating it if missing; DatabaseError if it can't be, or if
-    it is not a regular file (a device, whose node a fold would replace; a pipe; a folder)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise DatabaseError(f'{name}: not a regular file; choose a file for --db, or '
-                                '--db :memory: to keep nothing')
-    except FileNotFoundError:
-        pass
-    except OSError as error:
-        raise cannot_use(name, error) from None
-    try:
-        return os.open(path, flags | os.O_CREAT, 0o666)
-    except OSError as error:
-        raise cannot_use(name, error) from None
 
 
 def lock_file(descriptor: int, name: Path) -> None:
@@ -713,11 +712,12 @@ def lock_file(descriptor: int, name: Path) -> None:
         raise DatabaseError(f'{name}: another stub is using this database') from None
 
 
-def cannot_use(name: Path, error: OSError) -> DatabaseError:
-    hint = ''
-    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
-        hint = '; choose another --db, or --db :memory: to keep nothing'
-    return DatabaseError(f'{name}: cannot use this database ({error.strerror}){hint}')
+def is_at(descriptor: int, path: Path) -> bool:
+    """Whether the open file is the one at ``path`` now."""
+    try:
+        return os.path.samestat(os.fstat(descriptor), os.stat(path))
+    except FileNotFoundError:
+        return False
 
 
 def write_all(descriptor: int, data: bytes) -> None:
@@ -875,6 +875,10 @@ class DurableTable:
     gives the new pets their ids and, once they are on disk, applies the
     changes to ``pets`` in order. A write that fails changes nothing.
 
+    Both files are locked: the file through any name, and the log, which stays
+    at its path while the file there may be replaced. A file put in its place
+    while the table is open is not read: the next fold writes the table over it.
+
     ``checkpoint_lines``: the log is folded into the file once it has this
     many lines, or as many as the file has pets, whichever is more.
     """
@@ -892,7 +896,8 @@ class DurableTable:
         self._log_lines = self._log_size = 0
         self._log = -1
         try:
-            self._log = open_file(self.log_path, self.log_path, os.O_WRONLY | os.O_APPEND | O_DSYNC)
+            self._log = open_locked(self.log_path, self.log_path,
+                                    os.O_WRONLY | os.O_APPEND | O_DSYNC)
             self._tables = self._open()
         except BaseException:
             self._abandon(remove_file=not existed)
@@ -931,8 +936,8 @@ class DurableTable:
             if not os.fstat(self._log).st_size:
                 self.log_path.unlink(missing_ok=True)
             os.close(self._log)
-        if remove_file and not self._storage.size():
-            self._storage.path.unlink(missing_ok=True)
+        if remove_file and not self._storage.size() and self._storage.is_in_place():
+            self._storage.path.unlink()
         self._storage.close()
 
     def submit(self, change: Change) -> Change:
@@ -1048,7 +1053,8 @@ class DurableTable:
     def _fold_and_release(self) -> None:
         try:
             self._checkpoint([])
-            self.log_path.unlink()  # while still locked: no other stub is using it
+            if is_at(self._log, self.log_path):  # else moved or removed by hand: left as it is
+                self.log_path.unlink()  # while still locked: no other stub is using it
         except OSError as error:
             raise DatabaseError(f'{self._storage.name}: the log could not be folded in '
                                 f'({error.strerror}); {self.log_path} keeps every pet, '

@@ -3,12 +3,14 @@
 import gc
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
 import webtest
 
 import petstore_stub as stub
+from conftest import listed
 from petstore_stub import main
 
 SERVED = []
@@ -272,6 +274,49 @@ def read_only_folder(tmp_path):
         pytest.skip('root may write to any folder, and this machine lets no read-only mount in')
     yield folder
     subprocess.run(['umount', '-l', str(folder)], check=True)
+
+
+def copied_over(path):
+    shutil.copy(path, path.with_name('p.json.new'))
+    path.with_name('p.json.new').replace(path)
+
+
+def saved_by_an_editor(path):
+    """As vim saves by default: the old file kept as a backup, the text written anew."""
+    text = path.read_text()
+    path.replace(path.with_name('p.json~'))
+    path.write_text(text)
+
+
+def moved_over(path):
+    path.with_name('other.json').write_text('{"pets": {}}')
+    path.with_name('other.json').replace(path)
+
+
+@pytest.mark.parametrize('replace', [
+    pytest.param(lambda path: path.rename(path.with_name('moved.json')), id='mv away'),
+    pytest.param(moved_over, id='mv of another file over it'),
+    pytest.param(copied_over, id='cp, then mv over it'),
+    pytest.param(saved_by_an_editor, id="an editor's save"),
+    pytest.param(lambda path: subprocess.run(['sed', '-i', 's/one/one/', str(path)], check=True),
+                 id='sed -i'),
+    pytest.param(lambda path: path.with_name('p.json.log').unlink(), id='its log removed'),
+    pytest.param(lambda path: path.with_name('p.json.log').rename(path.with_name('moved.log')),
+                 id='its log renamed'),
+])
+def test_a_second_stub_on_a_replaced_database_is_refused_in_one_line_and_nothing_is_lost(
+        capsys, tmp_path, replace):
+    path = tmp_path / 'p.json'
+    with stub.PetStore(path) as first:
+        first.add({'name': 'one', 'categoryId': 1})
+        replace(path)
+        assert main(['--port', '0', '--db', str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.count('\n') == 1
+        assert 'another stub is using this database' in err
+        assert first.add({'name': 'fromA', 'categoryId': 1})['id'] == 2
+    with stub.PetStore(path) as restarted:
+        assert [pet['name'] for pet in listed(restarted)] == ['one', 'fromA']
 
 
 def test_a_store_with_pets_is_left_as_it_is_by_fixtures_and_the_banner_says_so(capsys):
