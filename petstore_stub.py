@@ -50,16 +50,16 @@ stop at the end of part 1. Where each begins:
     line  581  Part 2: the machinery
     line  588  Durable storage: the TinyDB file, its log, and group commit
     line 1080  The fixture server: StubApp and its pieces
-    line 1364  Assertions: what the client sent, held against what a test expects
-    line 1510  Faults: a bottle plugin, and chaos
-    line 1708  The journal: each request as the client sent it
-    line 1892  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2105  The access log and the console
-    line 2231  The admin endpoints, the documents, the fixtures
-    line 2391  The OpenAPI description
-    line 2412  The server: waitress, behind one adapter
-    line 2793  The command line
-    line 3048  The pytest fixtures
+    line 1356  Assertions: what the client sent, held against what a test expects
+    line 1502  Faults: a bottle plugin, and chaos
+    line 1707  The journal: each request as the client sent it
+    line 1891  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2104  The access log and the console
+    line 2230  The admin endpoints, the documents, the fixtures
+    line 2390  The OpenAPI description
+    line 2411  The server: waitress, behind one adapter
+    line 2792  The command line
+    line 3047  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1119,14 +1119,6 @@ CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
 CORS_MAX_AGE = '600'
 #: The faults chaos draws from unless told otherwise.
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
-#: The headers HTTP requires of a status (RFC 9110), sent with a fault of that status so that
-#: the client's handling of it runs (a 405's Allow is the path's own methods).
-FAULT_STATUS_HEADERS = {
-    401: {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'},
-    407: {'Proxy-Authenticate': f'Bearer realm="{REALM}"'},
-    416: {'Content-Range': 'bytes */0'},
-    426: {'Upgrade': 'HTTP/3.0'},  # RFC 9110's own example
-}
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
 FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; no fault holds a worker longer
@@ -1595,8 +1587,15 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
-    """The answer of a fault that is a status, with the headers HTTP requires of it."""
-    headers = dict(FAULT_STATUS_HEADERS.get(status, {}))
+    """The answer of a fault that is a status: a 401 with the challenge a wrong key gets, a 405
+    with the path's methods in Allow, a 429 or 503 with a Retry-After if asked.
+
+    A 407's Proxy-Authenticate and a 426's Upgrade are hop-by-hop headers, which
+    a WSGI app may not send (PEP 3333): those come with the Error body alone.
+    """
+    headers = {}
+    if status == 401:
+        headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
     if status == 405:
         route = bottle.request.route
         headers['Allow'] = ', '.join(r.method for r in route.app.routes if r.rule == route.rule)
