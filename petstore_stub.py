@@ -58,8 +58,8 @@ stop at the end of part 1. Where each begins:
     line 2230  The admin endpoints, the documents, the fixtures
     line 2390  The OpenAPI description
     line 2411  The server: waitress, behind one adapter
-    line 2792  The command line
-    line 3047  The pytest fixtures
+    line 2796  The command line
+    line 3055  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -2766,16 +2766,20 @@ class StubServer:
 
 
 @contextlib.contextmanager
-def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
+def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
           cors: bool = False, host: str = '127.0.0.1', port: int = 0,
           journal_size: int = JOURNAL_SIZE) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo
-    animals, a path loads that file. On leaving the block the server stops,
-    then ``check()`` raises anything that failed inside it.
+    animals, a path loads that file. Without ``api_key``, the demo key is
+    accepted on loopback, and on any other ``host`` a random key
+    (``server.api_key``); there the demo key is a ValueError, raised before
+    anything is opened. On leaving the block the server stops, then
+    ``check()`` raises anything that failed inside it.
     """
+    (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     store = PetStore(db)
     try:
         app = create_app(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
@@ -2853,15 +2857,17 @@ def is_loopback(host: str) -> bool:
 
 
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
-    """The keys to accept, and whether they were generated; ValueError if unsafe."""
-    from_environment = os.environ.get('PETSTORE_API_KEYS', '')
-    keys = given + [key.strip() for key in from_environment.split(',') if key.strip()]
-    if keys:
-        check_api_keys(keys)
-    if keys and DEMO_API_KEY in keys and not is_loopback(host):
+    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe.
+
+    None given: the demo key on loopback, a random key anywhere else, where the
+    demo key, being published, is refused.
+    """
+    if given:
+        check_api_keys(given)
+    if DEMO_API_KEY in given and not is_loopback(host):
         raise ValueError(f'the demo key is published; choose another key to serve {host}')
-    if keys:
-        return keys, False
+    if given:
+        return given, False
     if is_loopback(host):
         return [DEMO_API_KEY], False
     return [secrets.token_urlsafe(24)], True
@@ -2917,7 +2923,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        api_keys, generated = choose_api_keys(args.api_keys, args.host)
+        from_environment = os.environ.get('PETSTORE_API_KEYS', '').split(',')
+        api_keys, generated = choose_api_keys(
+            args.api_keys + [key.strip() for key in from_environment if key.strip()], args.host)
         port = choose_port(args.port)
         check_host(args.host)
         if args.seed is not None and not args.chaos:

@@ -37,6 +37,24 @@ def test_serve_runs_on_a_free_loopback_port_with_the_demo_key():
         assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
 
 
+def test_serve_refuses_the_demo_key_on_a_network_host_before_it_binds(tmp_path):
+    with pytest.raises(ValueError, match='the demo key is published; choose another key'):
+        with stub.serve(host='0.0.0.0', api_key=stub.DEMO_API_KEY, db=tmp_path / 'pets.json'):
+            pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_serve_on_a_network_host_without_a_key_generates_one():
+    with stub.serve(host='0.0.0.0') as server:
+        assert server.api_key != stub.DEMO_API_KEY and len(server.api_key) >= 32
+        loopback = f'http://127.0.0.1:{server.port}'
+        assert requests.get(f'{loopback}/v1/pets', headers=AUTH, timeout=10).status_code == 401
+        assert requests.get(f'{loopback}/__admin/requests', headers=AUTH,
+                            timeout=10).status_code == 401
+        assert requests.get(f'{loopback}/v1/pets', headers=server.headers,
+                            timeout=10).status_code == 200
+
+
 def test_serve_staging_with_its_own_key():
     with stub.serve(staging=True, api_key='k-123') as server:
         assert server.url.endswith('/staging/v1')
