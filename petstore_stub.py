@@ -59,7 +59,7 @@ stop at the end of part 1. Where each begins:
     line 2390  The OpenAPI description
     line 2411  The server: waitress, behind one adapter
     line 2796  The command line
-    line 3055  The pytest fixtures
+    line 3071  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -2840,7 +2840,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--chaos', type=chaos_rate, default=None, metavar='RATE',
                         help='give each API request a fault with probability RATE (0 to 1), '
                              f'drawn from {", ".join(map(str, CHAOS_FAULTS))}')
-    parser.add_argument('--seed', type=int, default=None, metavar='N',
+    parser.add_argument('--seed', type=seed_number, default=None, metavar='N',
                         help='seed the chaos draw, to repeat a run (default: a new seed, printed)')
     parser.add_argument('--quiet', action='store_true', help='no access log')
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
@@ -2879,6 +2879,14 @@ def port_number(text: str) -> int:
     if port is None or port > 65535:
         raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
     return port
+
+
+def seed_number(text: str) -> int:
+    """A chaos seed from the command line: digits, as for a port."""
+    seed = parse_whole_number(text.strip())
+    if seed is None:
+        raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
+    return seed
 
 
 def chaos_rate(text: str) -> float:
@@ -2930,8 +2938,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_host(args.host)
         if args.seed is not None and not args.chaos:
             raise ValueError('--seed goes with a --chaos rate above 0')
-        if args.seed is not None and args.seed < 0:
-            raise ValueError(f'--seed must be a whole number from 0; got {args.seed}')
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -2978,7 +2984,7 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     chaos = ''
     if args.chaos:
         seed = app.chaos(args.chaos, seed=args.seed)
-        chaos = (f'chaos: a fault for {args.chaos:.0%} of API requests, from seed {seed} '
+        chaos = (f'chaos: a fault for {percent(args.chaos)} of API requests, from seed {seed} '
                  f'(--seed {seed} repeats them)')
     raise_open_files_limit(CONNECTION_LIMIT + 64)
     server = StubServer(app, args.host, port)
@@ -2995,6 +3001,16 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
     return status
+
+
+def percent(rate: float) -> str:
+    """``rate`` as a percentage, with the decimals that keep it off 0% and 100% unless it is
+    exactly that."""
+    decimals = 0
+    while rate not in (0, 1) and f'{rate:.{decimals}%}' in (f'{0:.{decimals}%}',
+                                                           f'{1:.{decimals}%}'):
+        decimals += 1
+    return f'{rate:.{decimals}%}'
 
 
 def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:

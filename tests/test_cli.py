@@ -220,6 +220,11 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--host', '999.1.1.1'], {}, "--host '999.1.1.1'", id='--host 999.1.1.1'),
     pytest.param(['--host', 'no-such-host.invalid'], {}, "--host 'no-such-host.invalid'",
                  id='--host no-such-host.invalid'),
+    pytest.param(['--chaos', '0.1', '--seed', ' +7'], {}, "a seed is a whole number from 0; "
+                 "got ' +7'", id="--seed ' +7'"),
+    pytest.param(['--chaos', '0.1', '--seed', '1_000'], {}, "got '1_000'", id='--seed 1_000'),
+    pytest.param(['--chaos', '0.1', '--seed', '-1'], {}, "got '-1'", id='--seed -1'),
+    pytest.param(['--chaos', '0.1', '--seed', '7.0'], {}, "got '7.0'", id='--seed 7.0'),
 ])
 def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatch, argv,
                                                               environment, problem):
@@ -232,6 +237,21 @@ def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatc
     assert problem in err
     assert 'Traceback' not in err
     assert SERVED == []
+
+
+@pytest.mark.parametrize('rate, shown', [
+    pytest.param('0.001', '0.1%', id='0.001'),
+    pytest.param('0.004', '0.4%', id='0.004'),
+    pytest.param('0.1', '10%', id='0.1'),
+    pytest.param('0.995', '99.5%', id='0.995'),
+    pytest.param('0.9999999', '99.99999%', id='0.9999999'),
+    pytest.param('1', '100%', id='1'),
+])
+def test_the_banner_shows_a_chaos_rate_as_0_or_100_percent_only_when_it_is(
+        capsys, monkeypatch, rate, shown):
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
+    assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7']) == 0
+    assert f'chaos: a fault for {shown} of API requests, from seed 7' in capsys.readouterr().out
 
 
 @pytest.mark.parametrize('port', ['0', '65535', '08080'])
