@@ -59,7 +59,7 @@ stop at the end of part 1. Where each begins:
     line 2390  The OpenAPI description
     line 2411  The server: waitress, behind one adapter
     line 2796  The command line
-    line 3071  The pytest fixtures
+    line 3074  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -3052,6 +3052,9 @@ def raise_open_files_limit(wanted: int) -> None:
 
 def run_until_stopped(server: StubServer) -> int:
     def stop(signum: int, frame: Any) -> None:
+        # A stop, once begun, finishes: a second signal would cut the fold of the log short.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         # Let a delayed or hanging request go first: waitress waits 5 s for its workers.
         server.app.release(stopping=True)
         raise KeyboardInterrupt
