@@ -627,10 +627,14 @@ class LockedJSONStorage(Storage):
         self.name = Path(path)  #: as given, for messages
         # The file itself, not a link to it: a rename then replaces the file and keeps the link.
         self.path = Path(os.path.realpath(path))
-        self._descriptor = open_locked(self.path, self.name)
+        self._descriptor = open_locked(self.path, self.name, os.O_RDONLY)
 
     def size(self) -> int:
         return os.fstat(self._descriptor).st_size
+
+    def is_in_place(self) -> bool:
+        """Whether the file is still the one at its path: no other was renamed over it."""
+        return is_at(self._descriptor, self.path)
 
     def read(self) -> dict[str, dict[str, dict]] | None:
         try:
@@ -667,38 +671,33 @@ class LockedJSONStorage(Storage):
             self._descriptor = -1
 
 
-def open_locked(path: Path, name: Path) -> int:
-    """Open ``path`` (creating it empty if missing) and lock it; DatabaseError if it can't be."""
+def open_locked(path: Path, name: Path, flags: int) -> int:
+    """Open ``path`` with ``flags`` (creating it empty if missing) and lock it; DatabaseError if it
+    can't be, or if it is not a regular file (a device, whose node a fold would replace; a pipe;
+    a folder)."""
     while True:
-        descriptor = open_file(path, name, os.O_RDONLY)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    raise DatabaseError(f'{name}: not a regular file; choose a file for --db, or '
+                                        '--db :memory: to keep nothing')
+            descriptor = os.open(path, flags | os.O_CREAT, 0o666)
+        except OSError as error:
+            hint = ''
+            if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
+                hint = '; choose another --db, or --db :memory: to keep nothing'
+            raise DatabaseError(f'{name}: cannot use this database ({error.strerror}){hint}') \
+                from None
         try:
             lock_file(descriptor, name)
-            # A stub that was writing may have renamed a new file over this one before unlocking it.
-            if os.path.samestat(os.fstat(descriptor), os.stat(path)):
+            # The stub that held the lock may have renamed a new file over this one (a fold), or
+            # removed it (its log, at its stop), before unlocking it.
+            if is_at(descriptor, path):
                 return descriptor
-        except FileNotFoundError:
-            pass
         except BaseException:
             os.close(descriptor)
             raise
         os.close(descriptor)
-
-
-def open_file(path: Path, name: Path, flags: int) -> int:
-    """Open ``path`` with ``flags``, creating it if missing; DatabaseError if it can't be, or if
-    it is not a regular file (a device, whose node a fold would replace; a pipe; a folder)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise DatabaseError(f'{name}: not a regular file; choose a file for --db, or '
-                                '--db :memory: to keep nothing')
-    except FileNotFoundError:
-        pass
-    except OSError as error:
-        raise cannot_use(name, error) from None
-    try:
-        return os.open(path, flags | os.O_CREAT, 0o666)
-    except OSError as error:
-        raise cannot_use(name, error) from None
 
 
 def lock_file(descriptor: int, name: Path) -> None:
@@ -713,11 +712,12 @@ def lock_file(descriptor: int, name: Path) -> None:
         raise DatabaseError(f'{name}: another stub is using this database') from None
 
 
-def cannot_use(name: Path, error: OSError) -> DatabaseError:
-    hint = ''
-    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
-        hint = '; choose another --db, or --db :memory: to keep nothing'
-    return DatabaseError(f'{name}: cannot use this database ({error.strerror}){hint}')
+def is_at(descriptor: int, path: Path) -> bool:
+    """Whether the open file is the one at ``path`` now."""
+    try:
+        return os.path.samestat(os.fstat(descriptor), os.stat(path))
+    except FileNotFoundError:
+        return False
 
 
 def write_all(descriptor: int, data: bytes) -> None:
@@ -875,6 +875,10 @@ class DurableTable:
     gives the new pets their ids and, once they are on disk, applies the
     changes to ``pets`` in order. A write that fails changes nothing.
 
+    Both files are locked: the file through any name, and the log, which stays
+    at its path while the file there may be replaced. A file put in its place
+    while the table is open is not read: the next fold writes the table over it.
+
     ``checkpoint_lines``: the log is folded into the file once it has this
     many lines, or as many as the file has pets, whichever is more.
     """
@@ -892,7 +896,8 @@ class DurableTable:
         self._log_lines = self._log_size = 0
         self._log = -1
         try:
-            self._log = open_file(self.log_path, self.log_path, os.O_WRONLY | os.O_APPEND | O_DSYNC)
+            self._log = open_locked(self.log_path, self.log_path,
+                                    os.O_WRONLY | os.O_APPEND | O_DSYNC)
             self._tables = self._open()
         except BaseException:
             self._abandon(remove_file=not existed)
@@ -931,8 +936,8 @@ class DurableTable:
             if not os.fstat(self._log).st_size:
                 self.log_path.unlink(missing_ok=True)
             os.close(self._log)
-        if remove_file and not self._storage.size():
-            self._storage.path.unlink(missing_ok=True)
+        if remove_file and not self._storage.size() and self._storage.is_in_place():
+            self._storage.path.unlink()
         self._storage.close()
 
     def submit(self, change: Change) -> Change:
@@ -1048,7 +1053,8 @@ class DurableTable:
     def _fold_and_release(self) -> None:
         try:
             self._checkpoint([])
-            self.log_path.unlink()  # while still locked: no other stub is using it
+            if is_at(self._log, self.log_path):  # else moved or removed by hand: left as it is
+                self.log_path.unlink()  # while still locked: no other stub is using it
         except OSError as error:
             raise DatabaseError(f'{self._storage.name}: the log could not be folded in '
                                 f'({error.strerror}); {self.log_path} keeps every pet, '
@@ -1113,14 +1119,6 @@ CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
 CORS_MAX_AGE = '600'
 #: The faults chaos draws from unless told otherwise.
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
-#: The headers HTTP requires of a status (RFC 9110), sent with a fault of that status so that
-#: the client's handling of it runs (a 405's Allow is the path's own methods).
-FAULT_STATUS_HEADERS = {
-    401: {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'},
-    407: {'Proxy-Authenticate': f'Bearer realm="{REALM}"'},
-    416: {'Content-Range': 'bytes */0'},
-    426: {'Upgrade': 'HTTP/3.0'},  # RFC 9110's own example
-}
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
 FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; no fault holds a worker longer
@@ -1589,8 +1587,15 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
-    """The answer of a fault that is a status, with the headers HTTP requires of it."""
-    headers = dict(FAULT_STATUS_HEADERS.get(status, {}))
+    """The answer of a fault that is a status: a 401 with the challenge a wrong key gets, a 405
+    with the path's methods in Allow, a 429 or 503 with a Retry-After if asked.
+
+    A 407's Proxy-Authenticate and a 426's Upgrade are hop-by-hop headers, which
+    a WSGI app may not send (PEP 3333): those come with the Error body alone.
+    """
+    headers = {}
+    if status == 401:
+        headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
     if status == 405:
         route = bottle.request.route
         headers['Allow'] = ', '.join(r.method for r in route.app.routes if r.rule == route.rule)
@@ -2781,16 +2786,20 @@ class StubServer:
 
 
 @contextlib.contextmanager
-def serve(*, db: str | os.PathLike | None = None, api_key: str = DEMO_API_KEY,
+def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
           cors: bool = False, host: str = '127.0.0.1', port: int = 0,
           journal_size: int = JOURNAL_SIZE) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo
-    animals, a path loads that file. On leaving the block the server stops,
-    then ``check()`` raises anything that failed inside it.
+    animals, a path loads that file. Without ``api_key``, the demo key is
+    accepted on loopback, and on any other ``host`` a random key
+    (``server.api_key``); there the demo key is a ValueError, raised before
+    anything is opened. On leaving the block the server stops, then
+    ``check()`` raises anything that failed inside it.
     """
+    (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     store = PetStore(db)
     try:
         app = create_app(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
@@ -2851,7 +2860,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--chaos', type=chaos_rate, default=None, metavar='RATE',
                         help='give each API request a fault with probability RATE (0 to 1), '
                              f'drawn from {", ".join(map(str, CHAOS_FAULTS))}')
-    parser.add_argument('--seed', type=int, default=None, metavar='N',
+    parser.add_argument('--seed', type=seed_number, default=None, metavar='N',
                         help='seed the chaos draw, to repeat a run (default: a new seed, printed)')
     parser.add_argument('--quiet', action='store_true', help='no access log')
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
@@ -2868,15 +2877,17 @@ def is_loopback(host: str) -> bool:
 
 
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
-    """The keys to accept, and whether they were generated; ValueError if unsafe."""
-    from_environment = os.environ.get('PETSTORE_API_KEYS', '')
-    keys = given + [key.strip() for key in from_environment.split(',') if key.strip()]
-    if keys:
-        check_api_keys(keys)
-    if keys and DEMO_API_KEY in keys and not is_loopback(host):
+    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe.
+
+    None given: the demo key on loopback, a random key anywhere else, where the
+    demo key, being published, is refused.
+    """
+    if given:
+        check_api_keys(given)
+    if DEMO_API_KEY in given and not is_loopback(host):
         raise ValueError(f'the demo key is published; choose another key to serve {host}')
-    if keys:
-        return keys, False
+    if given:
+        return given, False
     if is_loopback(host):
         return [DEMO_API_KEY], False
     return [secrets.token_urlsafe(24)], True
@@ -2888,6 +2899,14 @@ def port_number(text: str) -> int:
     if port is None or port > 65535:
         raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
     return port
+
+
+def seed_number(text: str) -> int:
+    """A chaos seed from the command line: digits, as for a port."""
+    seed = parse_whole_number(text.strip())
+    if seed is None:
+        raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
+    return seed
 
 
 def chaos_rate(text: str) -> float:
@@ -2932,13 +2951,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        api_keys, generated = choose_api_keys(args.api_keys, args.host)
+        from_environment = os.environ.get('PETSTORE_API_KEYS', '').split(',')
+        api_keys, generated = choose_api_keys(
+            args.api_keys + [key.strip() for key in from_environment if key.strip()], args.host)
         port = choose_port(args.port)
         check_host(args.host)
         if args.seed is not None and not args.chaos:
             raise ValueError('--seed goes with a --chaos rate above 0')
-        if args.seed is not None and args.seed < 0:
-            raise ValueError(f'--seed must be a whole number from 0; got {args.seed}')
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -2985,7 +3004,7 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     chaos = ''
     if args.chaos:
         seed = app.chaos(args.chaos, seed=args.seed)
-        chaos = (f'chaos: a fault for {args.chaos:.0%} of API requests, from seed {seed} '
+        chaos = (f'chaos: a fault for {percent(args.chaos)} of API requests, from seed {seed} '
                  f'(--seed {seed} repeats them)')
     raise_open_files_limit(CONNECTION_LIMIT + 64)
     server = StubServer(app, args.host, port)
@@ -3002,6 +3021,16 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
     return status
+
+
+def percent(rate: float) -> str:
+    """``rate`` as a percentage, with the decimals that keep it off 0% and 100% unless it is
+    exactly that."""
+    decimals = 0
+    while rate not in (0, 1) and f'{rate:.{decimals}%}' in (f'{0:.{decimals}%}',
+                                                           f'{1:.{decimals}%}'):
+        decimals += 1
+    return f'{rate:.{decimals}%}'
 
 
 def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:
@@ -3043,6 +3072,9 @@ def raise_open_files_limit(wanted: int) -> None:
 
 def run_until_stopped(server: StubServer) -> int:
     def stop(signum: int, frame: Any) -> None:
+        # A stop, once begun, finishes: a second signal would cut the fold of the log short.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         # Let a delayed or hanging request go first: waitress waits 5 s for its workers.
         server.app.release(stopping=True)
         raise KeyboardInterrupt

@@ -3,12 +3,14 @@
 import gc
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
 import webtest
 
 import petstore_stub as stub
+from conftest import listed
 from petstore_stub import main
 
 SERVED = []
@@ -218,6 +220,11 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--host', '999.1.1.1'], {}, "--host '999.1.1.1'", id='--host 999.1.1.1'),
     pytest.param(['--host', 'no-such-host.invalid'], {}, "--host 'no-such-host.invalid'",
                  id='--host no-such-host.invalid'),
+    pytest.param(['--chaos', '0.1', '--seed', ' +7'], {}, "a seed is a whole number from 0; "
+                 "got ' +7'", id="--seed ' +7'"),
+    pytest.param(['--chaos', '0.1', '--seed', '1_000'], {}, "got '1_000'", id='--seed 1_000'),
+    pytest.param(['--chaos', '0.1', '--seed', '-1'], {}, "got '-1'", id='--seed -1'),
+    pytest.param(['--chaos', '0.1', '--seed', '7.0'], {}, "got '7.0'", id='--seed 7.0'),
 ])
 def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatch, argv,
                                                               environment, problem):
@@ -230,6 +237,21 @@ def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatc
     assert problem in err
     assert 'Traceback' not in err
     assert SERVED == []
+
+
+@pytest.mark.parametrize('rate, shown', [
+    pytest.param('0.001', '0.1%', id='0.001'),
+    pytest.param('0.004', '0.4%', id='0.004'),
+    pytest.param('0.1', '10%', id='0.1'),
+    pytest.param('0.995', '99.5%', id='0.995'),
+    pytest.param('0.9999999', '99.99999%', id='0.9999999'),
+    pytest.param('1', '100%', id='1'),
+])
+def test_the_banner_shows_a_chaos_rate_as_0_or_100_percent_only_when_it_is(
+        capsys, monkeypatch, rate, shown):
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
+    assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7']) == 0
+    assert f'chaos: a fault for {shown} of API requests, from seed 7' in capsys.readouterr().out
 
 
 @pytest.mark.parametrize('port', ['0', '65535', '08080'])
@@ -272,6 +294,49 @@ def read_only_folder(tmp_path):
         pytest.skip('root may write to any folder, and this machine lets no read-only mount in')
     yield folder
     subprocess.run(['umount', '-l', str(folder)], check=True)
+
+
+def copied_over(path):
+    shutil.copy(path, path.with_name('p.json.new'))
+    path.with_name('p.json.new').replace(path)
+
+
+def saved_by_an_editor(path):
+    """As vim saves by default: the old file kept as a backup, the text written anew."""
+    text = path.read_text()
+    path.replace(path.with_name('p.json~'))
+    path.write_text(text)
+
+
+def moved_over(path):
+    path.with_name('other.json').write_text('{"pets": {}}')
+    path.with_name('other.json').replace(path)
+
+
+@pytest.mark.parametrize('replace', [
+    pytest.param(lambda path: path.rename(path.with_name('moved.json')), id='mv away'),
+    pytest.param(moved_over, id='mv of another file over it'),
+    pytest.param(copied_over, id='cp, then mv over it'),
+    pytest.param(saved_by_an_editor, id="an editor's save"),
+    pytest.param(lambda path: subprocess.run(['sed', '-i', 's/one/one/', str(path)], check=True),
+                 id='sed -i'),
+    pytest.param(lambda path: path.with_name('p.json.log').unlink(), id='its log removed'),
+    pytest.param(lambda path: path.with_name('p.json.log').rename(path.with_name('moved.log')),
+                 id='its log renamed'),
+])
+def test_a_second_stub_on_a_replaced_database_is_refused_in_one_line_and_nothing_is_lost(
+        capsys, tmp_path, replace):
+    path = tmp_path / 'p.json'
+    with stub.PetStore(path) as first:
+        first.add({'name': 'one', 'categoryId': 1})
+        replace(path)
+        assert main(['--port', '0', '--db', str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.count('\n') == 1
+        assert 'another stub is using this database' in err
+        assert first.add({'name': 'fromA', 'categoryId': 1})['id'] == 2
+    with stub.PetStore(path) as restarted:
+        assert [pet['name'] for pet in listed(restarted)] == ['one', 'fromA']
 
 
 def test_a_store_with_pets_is_left_as_it_is_by_fixtures_and_the_banner_says_so(capsys):

@@ -106,6 +106,23 @@ def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
     assert server.stop(signum) == 0
 
 
+@pytest.mark.slow  # a 300,000-pet file, written anew at the stop
+def test_a_second_sigterm_while_the_stub_folds_its_log_is_ignored(tmp_path):
+    db = tmp_path / 'pets.json'
+    db.write_text(json.dumps({'pets': {str(n): {'name': f'p{n}', 'categoryId': 1}
+                                       for n in range(1, 300_001)}}))
+    server = StubProcess('--db', str(db), '--quiet')
+    assert call_once(server.url, 'POST', '/v1/pets', {'name': 'Rex', 'categoryId': 1})[0] == 201
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.stdout.readline().startswith('petstore-stub stopped: 300001 pets')
+    server.process.send_signal(signal.SIGTERM)  # while it folds the log into the file
+    assert server.process.wait(timeout=60) == 0
+    assert server.process.stderr.read() == ''
+    assert os.listdir(tmp_path) == ['pets.json']
+    with stub.PetStore(db) as restarted:
+        assert len(restarted) == 300_001
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
 def test_a_slow_response_in_flight_when_the_stub_stops_is_finished_not_cut(signum):
