@@ -3165,8 +3165,8 @@ if 'pytest' in sys.modules:
         try:
             import webtest
         except ModuleNotFoundError:
-            pytest.fail('the petstore_app fixture needs WebTest: pip install webtest',
-                        pytrace=False)
+            pytest.fail('the petstore_app fixture needs WebTest: '
+                        "pip install 'petstore-stub[pytest]'", pytrace=False)
 
         app = create_app(api_keys=[petstore_api_key], admin=True,
                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)

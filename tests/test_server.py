@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import importlib.metadata
 import logging
 import json
 import os
@@ -169,6 +170,11 @@ def test_a_corrupt_file_stops_the_stub_before_it_listens(tmp_path):
 def test_every_way_to_run_it_shows_the_version(command):
     result = subprocess.run([*command, '--version'], capture_output=True, text=True, timeout=30)
     assert result.stdout == f'petstore-stub {stub.__version__}\n'
+
+
+def test_the_package_takes_its_version_from_the_module():
+    assert importlib.metadata.version('petstore-stub') == stub.__version__
+    assert 'dynamic = ["version"]' in (MODULE.parent / 'pyproject.toml').read_text()
 
 
 def test_the_default_database_is_petstore_json_in_the_working_directory(tmp_path):
