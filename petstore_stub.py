@@ -2442,10 +2442,12 @@ class Waitress:
     - Faults: WSGI gives an app no hold on its connection. waitress's
       ``waitress.client_disconnected`` is a method of the channel, which owns
       the socket; ``close_connection()`` reaches the socket through it.
-    - Strict framing: waitress's parser lets through requests that RFC 9112
-      says a server must refuse, such as a Transfer-Encoding beside a
-      Content-Length, which can smuggle a second request past a proxy.
-      ``Parser`` refuses them, and ``request_problem()`` says why.
+    - Strict framing: waitress's parser lets through requests whose framing
+      RFC 9112 lets a server refuse. A Transfer-Encoding beside a
+      Content-Length is one: the RFC allows a server to reject it (section
+      6.1) or to drop the Content-Length, and a refusal is the safer choice,
+      as the pair can smuggle a second request past a proxy. ``Parser``
+      refuses them, and ``request_problem()`` says why.
     """
 
     class JSONErrorTask(waitress.task.ErrorTask):
@@ -2513,7 +2515,8 @@ class Waitress:
         return None
 
     class Parser(waitress.parser.HTTPRequestParser):
-        """waitress's request parser, refusing what RFC 9112 says a server must refuse."""
+        """waitress's request parser, refusing requests framed as RFC 9112 forbids or lets a
+        server refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
             self.petstore_received = time.monotonic_ns()  # for the Fence
