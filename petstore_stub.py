@@ -50,16 +50,16 @@ stop at the end of part 1. Where each begins:
     line  581  Part 2: the machinery
     line  588  Durable storage: the TinyDB file, its log, and group commit
     line 1074  The fixture server: StubApp and its pieces
-    line 1358  Assertions: what the client sent, held against what a test expects
-    line 1504  Faults: a bottle plugin, and chaos
-    line 1702  The journal: each request as the client sent it
-    line 1886  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2099  The access log and the console
-    line 2225  The admin endpoints, the documents, the fixtures
-    line 2385  The OpenAPI description
-    line 2406  The server: waitress, behind one adapter
-    line 2787  The command line
-    line 3042  The pytest fixtures
+    line 1360  Assertions: what the client sent, held against what a test expects
+    line 1506  Faults: a bottle plugin, and chaos
+    line 1704  The journal: each request as the client sent it
+    line 1888  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2101  The access log and the console
+    line 2227  The admin endpoints, the documents, the fixtures
+    line 2387  The OpenAPI description
+    line 2408  The server: waitress, behind one adapter
+    line 2795  The command line
+    line 3050  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1134,6 +1134,8 @@ DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
 #: Set by the server adapter: when the request's head arrived (time.monotonic_ns()).
 RECEIVED = 'petstore_stub.received'
+#: Set by the server adapter: serve no request after this one on its connection.
+LAST_ON_CONNECTION = 'petstore_stub.last_on_connection'
 #: Set by the journal: a function that records this request, and whether it has.
 RECORD = 'petstore_stub.record'
 #: Set by the fence: the event that lets go the requests under way when it passed them.
@@ -2526,11 +2528,13 @@ class Waitress:
                 raise waitress.parser.ParsingError(problem)
 
     class Task(waitress.task.WSGITask):
-        """waitress's call of the app, telling it when the request arrived."""
+        """waitress's call of the app, telling it when the request arrived, and how to end
+        its connection with it (see close_connection())."""
 
         def get_environment(self) -> dict:
             environ = super().get_environment()
             environ[RECEIVED] = self.request.petstore_received
+            environ[LAST_ON_CONNECTION] = self.set_close_on_finish
             return environ
 
     class Channel(waitress.channel.HTTPChannel):
@@ -2608,6 +2612,10 @@ class Waitress:
             raise ConnectionAbortedError('a fault that closes the connection needs a real '
                                          'connection: use serve(), not an in-process app')
         environ[DROPPED] = 'reset' if abort else 'dropped'
+        # Requests pipelined behind this one go unserved, as its client sees them go: without
+        # this, one already read would run (a create would store its pet) while the event loop
+        # had yet to notice the close.
+        environ[LAST_ON_CONNECTION]()
         if channel.socket is None:  # closed already, by its client or by stop()
             return
         if not abort:

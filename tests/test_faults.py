@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -115,6 +117,35 @@ def test_faults_before_the_operation_store_nothing(server):
         with pytest.raises((requests.ConnectionError, requests.HTTPError)):
             requests.post(server.url + '/pets', json=REX, headers=server.headers,
                           timeout=5).raise_for_status()
+    assert len(server.app.store) == 13
+
+
+def pipelined_creates(port: int, count: int) -> bytes:
+    """``count`` creates sent at once on one connection; all that came back until it closed."""
+    body = json.dumps(REX).encode()
+    one = (b'POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer petstore-demo-key\r\n'
+           b'Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' % (len(body), body))
+    received = b''
+    with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
+        connection.sendall(one * count)
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := connection.recv(65536):
+                received += chunk
+    return received
+
+
+def workers_idle(server) -> bool:
+    dispatcher = server._server._server.task_dispatcher  # waitress's: nothing running or queued
+    return not dispatcher.active_count and not dispatcher.queue
+
+
+@pytest.mark.parametrize('fault, options', [('drop', {}), ('reset', {}),
+                                            ('hang', {'seconds': 0.1})])
+def test_requests_pipelined_behind_a_closing_fault_are_not_served(server, fault, options):
+    server.fail_next(fault, route='createPet', **options)
+    assert pipelined_creates(server.port, 3) == b''
+    wait_until(lambda: workers_idle(server))
+    assert [(entry['status'], entry['fault']) for entry in server.requests] == [(None, fault)]
     assert len(server.app.store) == 13
 
 
