@@ -43,23 +43,23 @@ stop at the end of part 1. Where each begins:
     line  115  Part 1: the Pet Store API, as a student meets it
     line  118  Constants
     line  150  ApiError: the one exception, and the Error body
-    line  197  Validation: pure functions from raw input to clean values
-    line  390  The bearer check
-    line  423  The app: the four operations
-    line  498  The store the operations use
-    line  581  Part 2: the machinery
-    line  588  Durable storage: the TinyDB file, its log, and group commit
-    line 1074  The fixture server: StubApp and its pieces
-    line 1360  Assertions: what the client sent, held against what a test expects
-    line 1506  Faults: a bottle plugin, and chaos
-    line 1704  The journal: each request as the client sent it
-    line 1888  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2101  The access log and the console
-    line 2227  The admin endpoints, the documents, the fixtures
-    line 2387  The OpenAPI description
-    line 2408  The server: waitress, behind one adapter
-    line 2795  The command line
-    line 3050  The pytest fixtures
+    line  203  Validation: pure functions from raw input to clean values
+    line  396  The bearer check
+    line  429  The app: the four operations
+    line  504  The store the operations use
+    line  587  Part 2: the machinery
+    line  594  Durable storage: the TinyDB file, its log, and group commit
+    line 1080  The fixture server: StubApp and its pieces
+    line 1369  Assertions: what the client sent, held against what a test expects
+    line 1515  Faults: a bottle plugin, and chaos
+    line 1713  The journal: each request as the client sent it
+    line 1892  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2106  The access log and the console
+    line 2232  The admin endpoints, the documents, the fixtures
+    line 2392  The OpenAPI description
+    line 2413  The server: waitress, behind one adapter
+    line 2800  The command line
+    line 3055  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -166,6 +166,11 @@ class ApiError(bottle.HTTPResponse):
     def __str__(self) -> str:
         return f'{self.status_code} {self.code}: {self.message}'
 
+    def apply(self, response: bottle.BaseResponse) -> None:
+        """Bottle's step from a raised response to the one it sends; it tells the journal."""
+        super().apply(response)
+        bottle.request.environ[ERROR] = {'code': self.code, 'message': self.message}
+
 
 def error_json(status: int, code: str, message: str) -> str:
     """The spec's Error body: every error the stub sends is made here."""
@@ -191,6 +196,7 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
     else:
         message = str(error.body)
     bottle.response.content_type = 'application/json'
+    request.environ[ERROR] = {'code': error_code_name(status), 'message': message}
     return error_json(status, error_code_name(status), message)
 
 
@@ -1141,6 +1147,9 @@ RECORD = 'petstore_stub.record'
 #: Set by the fence: the event that lets go the requests under way when it passed them.
 RELEASE = 'petstore_stub.release'
 RECORDED = 'petstore_stub.recorded'
+#: Set where an Error body is made for a request: its code and message, for the journal
+#: (the answer to a HEAD carries no body to read them from).
+ERROR = 'petstore_stub.error'
 
 
 class StubApp:
@@ -1732,7 +1741,9 @@ class Journal:
                 if environ.get(RECORDED) or environ.get(PAGE):  # a browser's visit is no call
                     return
                 environ[RECORDED] = True
-                error = error_of(result) if status and status >= 400 else None
+                error = environ.get(ERROR) if status and status >= 400 else None
+                if error is not None:
+                    error = {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]}
                 entry = journal_entry(environ, body.first_bytes(), status, error)
                 stub.record(entry, generation, arrival)
 
@@ -1782,16 +1793,6 @@ class BodyRecorder:
         return bytes(self._kept)
 
 
-def error_of(result: Iterable[bytes]) -> dict | None:
-    """The ``code`` and ``message`` of an Error body the app returned whole, else None."""
-    if not isinstance(result, list):
-        return None
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
-        error = json.loads(b''.join(result))
-        return {'code': error['code'], 'message': error['message'][:JOURNAL_TEXT_CHARS]}
-    return None
-
-
 def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
     """What the journal keeps of a request: about 10 KB at most, whatever the client sent.
 
@@ -1820,7 +1821,8 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
 
 
 def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
-    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut."""
+    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut;
+    a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character)."""
     names = {key: key[5:].replace('_', '-').title()
              for key in environ if key.startswith('HTTP_')}
     names.update((key, key.replace('_', '-').title())
@@ -1829,6 +1831,8 @@ def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
     room = JOURNAL_HEADER_CHARS
     for key, name in names.items():
         value = environ[key]
+        with contextlib.suppress(UnicodeError):
+            value = value.encode('latin-1').decode('utf-8')
         room -= len(name) + len(value)
         if room < 0:
             return headers, True
@@ -2007,7 +2011,7 @@ class ForwardedHeaders:
         try:
             apply_forwarded(environ)
         except ApiError as error:
-            return send_error(error, start_response)
+            return send_error(error, environ, start_response)
         return self.app(environ, start_response)
 
 
@@ -2057,8 +2061,9 @@ HOST_PATTERN = re.compile(
     r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
 
 
-def send_error(error: ApiError, start_response: Any) -> list[bytes]:
+def send_error(error: ApiError, environ: dict, start_response: Any) -> list[bytes]:
     """Answer with an ApiError from outside bottle (a middleware)."""
+    environ[ERROR] = {'code': error.code, 'message': error.message}
     start_response(error.status_line, error.headerlist)
     return [error.body.encode('utf-8')]
 

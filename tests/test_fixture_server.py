@@ -194,6 +194,30 @@ def test_the_journal_records_refused_requests_too():
             ('/v1/pets', None, 401), ('/v1/nowhere', None, 404)]
 
 
+def test_a_utf8_header_value_is_journalled_as_sent():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        connection.request('GET', '/v1/pets', headers={**AUTH, 'X-Who': 'José'.encode()})
+        connection.getresponse().read()
+        connection.close()
+        assert server.requests[0]['headers']['X-Who'] == 'José'
+        server.assert_called('listPets', headers={'X-Who': 'José'})
+
+
+@pytest.mark.parametrize('path, headers', [
+    pytest.param('/v1/pets/999', AUTH, id='no such pet'),
+    pytest.param('/v1/pets?limit=0', AUTH, id='a bad limit'),
+    pytest.param('/v1/nowhere', AUTH, id='no such path'),
+    pytest.param('/v1/pets', {}, id='no key'),
+])
+def test_a_head_error_is_journalled_with_its_code_and_message_as_a_get_is(path, headers):
+    client = webtest.TestApp(stub.create_app())
+    for method in ('GET', 'HEAD'):
+        client.request(path, method=method, headers=headers, status='*')
+    got, head = client.app.requests
+    assert head['error'] == got['error'] is not None
+
+
 def test_the_journal_keeps_the_last_1000_requests():
     client = make_client(stub.create_app())
     for number in range(1005):
