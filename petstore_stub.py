@@ -52,14 +52,14 @@ stop at the end of part 1. Where each begins:
     line 1080  The fixture server: StubApp and its pieces
     line 1369  Assertions: what the client sent, held against what a test expects
     line 1515  Faults: a bottle plugin, and chaos
-    line 1713  The journal: each request as the client sent it
-    line 1892  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2106  The access log and the console
-    line 2232  The admin endpoints, the documents, the fixtures
-    line 2392  The OpenAPI description
-    line 2413  The server: waitress, behind one adapter
-    line 2800  The command line
-    line 3055  The pytest fixtures
+    line 1728  The journal: each request as the client sent it
+    line 1907  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2121  The access log and the console
+    line 2247  The admin endpoints, the documents, the fixtures
+    line 2407  The OpenAPI description
+    line 2428  The server: waitress, behind one adapter
+    line 2815  The command line
+    line 3070  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1542,7 +1542,7 @@ class FaultPlugin:
             if fault is None:
                 return callback(*args, **kwargs)
             bottle.request.environ[FAULT] = fault['fault']
-            return fire(fault, self.stub, route.name, lambda: callback(*args, **kwargs))
+            return fire(fault, self.stub, lambda: callback(*args, **kwargs))
         return operation_or_fault
 
     def add(self, fault: dict) -> None:
@@ -1555,22 +1555,28 @@ class FaultPlugin:
             self.chaos = None
 
     def _take(self, operation: str) -> dict | None:
-        """The fault for this request: the first queued one for its operation, else chaos's."""
+        """The fault for this request, else chaos's. Each queued fault for its operation
+        counts it: one still letting its ``after`` go by counts it as one of them, and of
+        those due, the first queued fires."""
         with self._lock:
+            due = None
             for fault in self._queue:
-                if fault['route'] in (None, operation):
-                    if fault['after']:
-                        fault['after'] -= 1
-                        return None
-                    fault['times'] -= 1
-                    if not fault['times']:
-                        self._queue.remove(fault)
-                    return fault
+                if fault['route'] not in (None, operation):
+                    continue
+                if fault['after']:
+                    fault['after'] -= 1
+                elif due is None:
+                    due = fault
+            if due is not None:
+                due['times'] -= 1
+                if not due['times']:
+                    self._queue.remove(due)
+                return due
         chaos = self.chaos
         return None if chaos is None else chaos.draw()
 
 
-def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> Any:
+def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
     """Answer with ``fault`` in place of, or on top of, the operation ``run``."""
     kind, environ = fault['fault'], bottle.request.environ
     if isinstance(kind, int):
@@ -1588,15 +1594,24 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
             stub.hold(fault['seconds'], environ)  # until a reset, a stop, or its seconds
         Waitress.close_connection(environ, abort=kind == 'reset')
         return ''
-    body = run()
+    # The fault alters the answer the operation gives, an error (a 404, say) as well as a
+    # success: a fault taken from the queue is never spent on nothing.
+    answer: bottle.BaseResponse = bottle.response
+    try:
+        body = run()
+    except ApiError as error:
+        answer, body = error, error.body
     data = body.encode('utf-8') if isinstance(body, str) else bytes(body)
     if kind == 'malformed':
-        bottle.response.status = 201 if operation == 'createPet' else 200
-        return b'{"fault": "malformed", this is not JSON}\n'
-    bottle.response.content_length = len(data)  # the whole body's length, in every case
-    if kind == 'truncate':
-        return data[:len(data) // 2]
-    return drip(data, fault['seconds'], environ.get(RELEASE, stub.cleared))  # slow
+        altered: Any = b'{"fault": "malformed", this is not JSON}\n'
+    else:
+        answer.content_length = len(data)  # the whole body's length, in every case
+        altered = (data[:len(data) // 2] if kind == 'truncate'
+                   else drip(data, fault['seconds'], environ.get(RELEASE, stub.cleared)))
+    if answer is bottle.response:
+        return altered
+    answer.body = altered
+    raise answer
 
 
 def fault_error(status: int, fault: dict) -> ApiError:

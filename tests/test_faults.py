@@ -207,6 +207,31 @@ def test_after_lets_matching_requests_through_first(server):
     assert statuses == [200, 200, 200, 503, 200]
 
 
+def test_each_fault_counts_its_own_after_and_times_against_the_requests_it_matches(server):
+    server.fail_next(503, after=2)
+    server.fail_next(500, route='createPet')
+    statuses = [requests.post(server.url + '/pets', json=REX, headers=server.headers,
+                              timeout=5).status_code for _ in range(4)]
+    assert statuses == [500, 201, 503, 201]
+
+
+@pytest.mark.parametrize('fault, cut', [('truncate', True), ('malformed', False)])
+def test_a_fault_that_alters_the_answer_alters_an_error_too_and_is_spent(server, fault, cut):
+    server.fail_next(fault)
+    with httpx.stream('GET', server.url + '/pets/999', headers=server.headers,
+                      timeout=5) as response:
+        received = b''
+        with contextlib.suppress(httpx.RemoteProtocolError):
+            for chunk in response.iter_raw():
+                received += chunk
+    length = int(response.headers['Content-Length'])
+    assert (response.status_code, len(received) < length) == (404, cut)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(received)
+    assert with_requests(server, path='/pets/999')[0] == 404  # whole: the fault was spent
+    assert [entry['fault'] for entry in server.requests] == [fault, None]
+
+
 @pytest.mark.slow
 def test_a_retrying_client_waits_out_retry_after_and_succeeds(server):
     server.fail_next(503, retry_after=1, route='createPet')
