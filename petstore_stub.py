@@ -54,12 +54,12 @@ stop at the end of part 1. Where each begins:
     line 1515  Faults: a bottle plugin, and chaos
     line 1728  The journal: each request as the client sent it
     line 1907  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2121  The access log and the console
-    line 2247  The admin endpoints, the documents, the fixtures
-    line 2407  The OpenAPI description
-    line 2428  The server: waitress, behind one adapter
-    line 2815  The command line
-    line 3070  The pytest fixtures
+    line 2150  The access log and the console
+    line 2276  The admin endpoints, the documents, the fixtures
+    line 2436  The OpenAPI description
+    line 2457  The server: waitress, behind one adapter
+    line 2844  The command line
+    line 3099  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1083,7 +1083,7 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 # documents and the admin endpoints, installs the faults as a bottle plugin,
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
-#     AccessLog -> Fence -> ForwardedHeaders -> RouteAsSent -> Journal -> Delay -> Cors -> bottle
+#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> Delay -> Cors -> bottle
 #
 # (the last with the key check, the routes, and the faults as a plugin).
 
@@ -1190,9 +1190,9 @@ class StubApp:
             add_admin_routes(api, self)
         api.install(self.faults)
         app: Any = Delay(Cors(api) if cors else api, self)
-        app = RouteAsSent(Journal(app, self))
         if trust_proxy:
             app = ForwardedHeaders(app)
+        app = RouteAsSent(Journal(app, self))
         self.fence = app = Fence(app, self)
         self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
@@ -2016,7 +2016,11 @@ class ForwardedHeaders:
     proxy in front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``.
 
     A proxy appends its value to any that a client sent, so the last value of
-    each is the proxy's own. A value that is not one is a 400.
+    each is the proxy's own. A value that is not one is a 400, journalled as any other.
+
+    waitress has its own (``trusted_proxy``, ``trusted_proxy_headers``), but it answers a
+    malformed header with a text/plain 400 of its own, made outside the app where the server
+    adapter cannot turn it into the Error body; so the stub reads the headers itself.
     """
 
     def __init__(self, app: Any) -> None:
@@ -2051,10 +2055,35 @@ def apply_forwarded(environ: dict) -> None:
         environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
                                                 else '')
     if client is not None:
-        try:
-            environ['REMOTE_ADDR'] = str(ipaddress.ip_address(client.strip('[]')))
-        except ValueError:
-            raise bad_forwarded('For', client, 'an IP address') from None
+        address = forwarded_address(client)
+        if address is None:
+            raise bad_forwarded('For', client, 'an IP address (IPv6 in brackets before a port), '
+                                'unknown or an _obfuscated name, with a port if any')
+        environ['REMOTE_ADDR'] = address
+
+
+#: A node of X-Forwarded-For as proxies send it (RFC 7239, section 6): an IPv4 address, an
+#: IPv6 address in brackets, ``unknown`` or an obfuscated ``_name``, each perhaps with a port
+#: (a number or an obfuscated ``_name``); or an IPv6 address alone, without brackets.
+FORWARDED_NODE = re.compile(
+    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<name>[0-9.]+|unknown|_[A-Za-z0-9._-]+))'
+    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
+
+
+def forwarded_address(node: str) -> str | None:
+    """The address part of an X-Forwarded-For node (``203.0.113.7:51234`` -> ``203.0.113.7``,
+    ``unknown`` as it is), or None if it is none."""
+    match = FORWARDED_NODE.fullmatch(node)
+    if match is None:
+        return None
+    if match['name'] == 'unknown' or (match['name'] or '').startswith('_'):
+        return match['name']
+    try:
+        if match['name'] is not None:
+            return str(ipaddress.IPv4Address(match['name']))
+        return str(ipaddress.IPv6Address(match['ipv6'] or match['bare']))
+    except ValueError:
+        return None
 
 
 def forwarded(environ: dict, name: str) -> str | None:
