@@ -50,16 +50,16 @@ stop at the end of part 1. Where each begins:
     line  587  Part 2: the machinery
     line  594  Durable storage: the TinyDB file, its log, and group commit
     line 1080  The fixture server: StubApp and its pieces
-    line 1369  Assertions: what the client sent, held against what a test expects
-    line 1515  Faults: a bottle plugin, and chaos
-    line 1728  The journal: each request as the client sent it
-    line 1907  Middleware: the delay, CORS, forwarded headers, routing as sent
-    line 2150  The access log and the console
-    line 2276  The admin endpoints, the documents, the fixtures
-    line 2436  The OpenAPI description
-    line 2457  The server: waitress, behind one adapter
-    line 2844  The command line
-    line 3099  The pytest fixtures
+    line 1379  Assertions: what the client sent, held against what a test expects
+    line 1534  Faults: a bottle plugin, and chaos
+    line 1747  The journal: each request as the client sent it
+    line 1928  Middleware: the delay, CORS, forwarded headers, routing as sent
+    line 2171  The access log and the console
+    line 2297  The admin endpoints, the documents, the fixtures
+    line 2473  The OpenAPI description
+    line 2494  The server: waitress, behind one adapter
+    line 2881  The command line
+    line 3136  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1111,6 +1111,8 @@ JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
 JOURNAL_TEXT_CHARS = 1024
 JOURNAL_JSON_DEPTH = 100  # deeper bodies are kept as text
+#: How many recorded requests the message of a failed assertion lists.
+CALLS_SHOWN = 5
 #: How many failures inside the app check() can report.
 ERRORS_KEPT = 100
 #: What a browser's cross-origin request may send and read (``--cors``).
@@ -1183,6 +1185,7 @@ class StubApp:
         self.faults = FaultPlugin(self)
         self.lock = threading.Lock()  #: guards the journal and the count of held requests
         self._arrivals = 0  #: requests that have arrived, for the journal's order
+        self._sequence = 0  #: entries the journal has taken in, never reset
         self._journal_arrivals: collections.deque[int] = collections.deque()  #: each entry's
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         add_documents(api, base_path, self.api_keys, admin)
@@ -1301,8 +1304,14 @@ class StubApp:
     @property
     def requests(self) -> list[dict]:
         """The journal: the last requests to the API, oldest first (admin calls left out)."""
+        return self.entries()
+
+    def entries(self, since: int = 0) -> list[dict]:
+        """The journal's entries whose ``sequence`` is past ``since``, oldest first, each body
+        parsed now (the journal keeps it as it came)."""
         with self.lock:
-            return list(self.journal)
+            kept = [entry for entry in self.journal if entry['sequence'] > since]
+        return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
                       headers: Mapping[str, str] | None = None, times: int | None = None) -> None:
@@ -1324,7 +1333,7 @@ class StubApp:
         if calls:
             raise AssertionError('\n'.join(
                 [f'{what} was called {times_phrase(len(calls))}; expected never:']
-                + [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]))
+                + listing(list(enumerate(calls, 1))[:CALLS_SHOWN], len(calls))))
 
     def refused(self, request_line: str, status: int, code: str, message: str,
                 received: int) -> None:
@@ -1362,7 +1371,8 @@ class StubApp:
                 journal.popleft()
                 arrivals.popleft()
                 place -= 1
-            journal.insert(place, entry)
+            self._sequence += 1
+            journal.insert(place, {**entry, 'sequence': self._sequence})
             arrivals.insert(place, arrival)
 
 
@@ -1390,24 +1400,33 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
         lines = [f'{what} was called {times_phrase(matching)}{with_wanted}; expected '
                  f'{times_phrase(times)}.']
     if not calls:
-        others = [describe_call(entry) for entry in entries]
         lines.append(f'No {what} request was recorded' + (
-            '; the journal holds:' if others else ', nor any other.'))
-        lines += [f'  {number}. {call}' for number, call in enumerate(others, 1)]
+            '; the journal holds:' if entries else ', nor any other.'))
+        lines += listing(list(enumerate(entries, 1))[-CALLS_SHOWN:], len(entries))
         return '\n'.join(lines)
     lines.append(f'Recorded {what} requests ({len(calls)}):')
-    lines += [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]
+    nearest = sorted(sorted(range(len(calls)), key=lambda index: len(differences[index]))
+                     [:CALLS_SHOWN])
+    lines += listing([(index + 1, calls[index]) for index in nearest], len(calls))
     if not matching:
-        closest = min(range(len(calls)), key=lambda index: len(differences[index]))
+        closest = min(nearest, key=lambda index: len(differences[index]))
         lines.append(f'The closest, #{closest + 1}, differs in:')
         lines += [f'  {difference}' for difference in differences[closest]]
-    cut = [f'#{number}' for number, entry in enumerate(calls, 1) if entry['truncated']]
+    cut = [f'#{index + 1}' for index in nearest if calls[index]['truncated']]
     if cut:
         lines.append(f'{", ".join(cut)} {"was" if len(cut) == 1 else "were"} cut in the journal, '
                      f'which keeps {JOURNAL_BODY_BYTES} bytes of a body, {JOURNAL_HEADER_CHARS} '
                      f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
                      'expect no more than it keeps.')
     return '\n'.join(lines)
+
+
+def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
+    """Some of ``total`` recorded requests, one a line by number, and how many are left out."""
+    lines = [f'  {number}. {describe_call(entry)}' for number, entry in numbered]
+    if total > len(numbered):
+        lines.append(f'  ... and {total - len(numbered)} more (the journal, requests, has them)')
+    return lines
 
 
 def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
@@ -1813,7 +1832,9 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
 
     The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
     headers their first JOURNAL_HEADER_CHARS, the body its first
-    JOURNAL_BODY_BYTES; ``truncated`` says whether anything was cut.
+    JOURNAL_BODY_BYTES (and one more, to tell it was cut), as bytes: parsed
+    only when it is read (decode_journal_body()), a body of many small values
+    costs no more than its bytes. ``truncated`` says whether anything was cut.
     """
     route = environ.get('bottle.route')
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
@@ -1825,7 +1846,7 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
         'query': query[:JOURNAL_TEXT_CHARS],
         'operation': route.name if route is not None else None,
         'headers': headers,
-        'body': decode_journal_body(body[:JOURNAL_BODY_BYTES], body_cut),
+        'body': body[:JOURNAL_BODY_BYTES + 1],
         'status': status,
         'error': error,
         'fault': environ.get(FAULT),
@@ -1855,13 +1876,13 @@ def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
     return headers, False
 
 
-def decode_journal_body(body: bytes, cut: bool) -> Any:
-    """The body as JSON when it is whole, parses, and goes out again as JSON; else as text;
-    None when there was none."""
+def decode_journal_body(body: bytes) -> Any:
+    """A body the journal kept, as JSON when it is whole (no more than JOURNAL_BODY_BYTES),
+    parses, and goes out again as JSON; else as text; None when there was none."""
     if not body:
         return None
-    text = body.decode('utf-8', 'replace')
-    if cut:
+    text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
+    if len(body) > JOURNAL_BODY_BYTES:
         return text
     try:
         value = loads_strict(text)
@@ -2287,7 +2308,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
     @api.get(f'{ADMIN_PREFIX}requests', name='admin.requests')
     def requests() -> str:
-        return to_json(stub.requests)
+        return to_json(stub.entries(parse_since(bottle.request.query_string)))
 
     @api.post(f'{ADMIN_PREFIX}fixtures', name='admin.fixtures')
     def fixtures() -> str:
@@ -2309,6 +2330,22 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         stub.chaos(**settings)
         bottle.response.status = 201
         return to_json(settings)
+
+
+def parse_since(query_string: str) -> int:
+    """The query of ``GET /__admin/requests`` -> the ``sequence`` after which to list the
+    journal (0, all of it, when none is given), or 400."""
+    query = parse_query(query_string)
+    unknown = [name for name in query if name != 'since']
+    if unknown:
+        raise bad_parameter(f'unknown parameter {printable(unknown[0][:60])!r}; the journal '
+                            'takes since=N, the sequence of the last entry you have')
+    values = query.get('since', ['0'])
+    since = parse_whole_number(values[0])
+    if since is None or len(values) > 1:
+        raise bad_parameter('since must be one whole number, the sequence of the last entry '
+                            f'you have; got {printable(", ".join(values)[:60])!r}')
+    return since
 
 
 def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
