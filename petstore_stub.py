@@ -166,6 +166,11 @@ class ApiError(bottle.HTTPResponse):
     def __str__(self) -> str:
         return f'{self.status_code} {self.code}: {self.message}'
 
+    def apply(self, response: bottle.BaseResponse) -> None:
+        """Bottle's step from a raised response to the one it sends; it tells the journal."""
+        super().apply(response)
+        bottle.request.environ[ERROR] = {'code': self.code, 'message': self.message}
+
 
 def error_json(status: int, code: str, message: str) -> str:
     """The spec's Error body: every error the stub sends is made here."""
@@ -191,6 +196,7 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
     else:
         message = str(error.body)
     bottle.response.content_type = 'application/json'
+    request.environ[ERROR] = {'code': error_code_name(status), 'message': message}
     return error_json(status, error_code_name(status), message)
 
 
@@ -1083,7 +1089,7 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 # documents and the admin endpoints, installs the faults as a bottle plugin,
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
-#     AccessLog -> Fence -> ForwardedHeaders -> RouteAsSent -> Journal -> Delay -> Cors -> bottle
+#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> Delay -> Cors -> bottle
 #
 # (the last with the key check, the routes, and the faults as a plugin).
 
@@ -1111,6 +1117,8 @@ JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
 JOURNAL_TEXT_CHARS = 1024
 JOURNAL_JSON_DEPTH = 100  # deeper bodies are kept as text
+#: How many recorded requests the message of a failed assertion lists.
+CALLS_SHOWN = 5
 #: How many failures inside the app check() can report.
 ERRORS_KEPT = 100
 #: What a browser's cross-origin request may send and read (``--cors``).
@@ -1132,11 +1140,16 @@ DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
 #: Set by the server adapter: when the request's head arrived (time.monotonic_ns()).
 RECEIVED = 'petstore_stub.received'
+#: Set by the server adapter: serve no request after this one on its connection.
+LAST_ON_CONNECTION = 'petstore_stub.last_on_connection'
 #: Set by the journal: a function that records this request, and whether it has.
 RECORD = 'petstore_stub.record'
 #: Set by the fence: the event that lets go the requests under way when it passed them.
 RELEASE = 'petstore_stub.release'
 RECORDED = 'petstore_stub.recorded'
+#: Set where an Error body is made for a request: its code and message, for the journal
+#: (the answer to a HEAD carries no body to read them from).
+ERROR = 'petstore_stub.error'
 
 
 class StubApp:
@@ -1170,6 +1183,7 @@ class StubApp:
         self.faults = FaultPlugin(self)
         self.lock = threading.Lock()  #: guards the journal and the count of held requests
         self._arrivals = 0  #: requests that have arrived, for the journal's order
+        self._sequence = 0  #: entries the journal has taken in, never reset
         self._journal_arrivals: collections.deque[int] = collections.deque()  #: each entry's
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         add_documents(api, base_path, self.api_keys, admin)
@@ -1177,9 +1191,9 @@ class StubApp:
             add_admin_routes(api, self)
         api.install(self.faults)
         app: Any = Delay(Cors(api) if cors else api, self)
-        app = RouteAsSent(Journal(app, self))
         if trust_proxy:
             app = ForwardedHeaders(app)
+        app = RouteAsSent(Journal(app, self))
         self.fence = app = Fence(app, self)
         self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
@@ -1288,8 +1302,14 @@ class StubApp:
     @property
     def requests(self) -> list[dict]:
         """The journal: the last requests to the API, oldest first (admin calls left out)."""
+        return self.entries()
+
+    def entries(self, since: int = 0) -> list[dict]:
+        """The journal's entries whose ``sequence`` is past ``since``, oldest first, each body
+        parsed now (the journal keeps it as it came)."""
         with self.lock:
-            return list(self.journal)
+            kept = [entry for entry in self.journal if entry['sequence'] > since]
+        return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
                       headers: Mapping[str, str] | None = None, times: int | None = None) -> None:
@@ -1311,7 +1331,7 @@ class StubApp:
         if calls:
             raise AssertionError('\n'.join(
                 [f'{what} was called {times_phrase(len(calls))}; expected never:']
-                + [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]))
+                + listing(list(enumerate(calls, 1))[:CALLS_SHOWN], len(calls))))
 
     def refused(self, request_line: str, status: int, code: str, message: str,
                 received: int) -> None:
@@ -1349,7 +1369,8 @@ class StubApp:
                 journal.popleft()
                 arrivals.popleft()
                 place -= 1
-            journal.insert(place, entry)
+            self._sequence += 1
+            journal.insert(place, {**entry, 'sequence': self._sequence})
             arrivals.insert(place, arrival)
 
 
@@ -1377,24 +1398,33 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
         lines = [f'{what} was called {times_phrase(matching)}{with_wanted}; expected '
                  f'{times_phrase(times)}.']
     if not calls:
-        others = [describe_call(entry) for entry in entries]
         lines.append(f'No {what} request was recorded' + (
-            '; the journal holds:' if others else ', nor any other.'))
-        lines += [f'  {number}. {call}' for number, call in enumerate(others, 1)]
+            '; the journal holds:' if entries else ', nor any other.'))
+        lines += listing(list(enumerate(entries, 1))[-CALLS_SHOWN:], len(entries))
         return '\n'.join(lines)
     lines.append(f'Recorded {what} requests ({len(calls)}):')
-    lines += [f'  {number}. {describe_call(entry)}' for number, entry in enumerate(calls, 1)]
+    nearest = sorted(sorted(range(len(calls)), key=lambda index: len(differences[index]))
+                     [:CALLS_SHOWN])
+    lines += listing([(index + 1, calls[index]) for index in nearest], len(calls))
     if not matching:
-        closest = min(range(len(calls)), key=lambda index: len(differences[index]))
+        closest = min(nearest, key=lambda index: len(differences[index]))
         lines.append(f'The closest, #{closest + 1}, differs in:')
         lines += [f'  {difference}' for difference in differences[closest]]
-    cut = [f'#{number}' for number, entry in enumerate(calls, 1) if entry['truncated']]
+    cut = [f'#{index + 1}' for index in nearest if calls[index]['truncated']]
     if cut:
         lines.append(f'{", ".join(cut)} {"was" if len(cut) == 1 else "were"} cut in the journal, '
                      f'which keeps {JOURNAL_BODY_BYTES} bytes of a body, {JOURNAL_HEADER_CHARS} '
                      f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
                      'expect no more than it keeps.')
     return '\n'.join(lines)
+
+
+def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
+    """Some of ``total`` recorded requests, one a line by number, and how many are left out."""
+    lines = [f'  {number}. {describe_call(entry)}' for number, entry in numbered]
+    if total > len(numbered):
+        lines.append(f'  ... and {total - len(numbered)} more (the journal, requests, has them)')
+    return lines
 
 
 def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
@@ -1529,7 +1559,7 @@ class FaultPlugin:
             if fault is None:
                 return callback(*args, **kwargs)
             bottle.request.environ[FAULT] = fault['fault']
-            return fire(fault, self.stub, route.name, lambda: callback(*args, **kwargs))
+            return fire(fault, self.stub, lambda: callback(*args, **kwargs))
         return operation_or_fault
 
     def add(self, fault: dict) -> None:
@@ -1542,22 +1572,28 @@ class FaultPlugin:
             self.chaos = None
 
     def _take(self, operation: str) -> dict | None:
-        """The fault for this request: the first queued one for its operation, else chaos's."""
+        """The fault for this request, else chaos's. Each queued fault for its operation
+        counts it: one still letting its ``after`` go by counts it as one of them, and of
+        those due, the first queued fires."""
         with self._lock:
+            due = None
             for fault in self._queue:
-                if fault['route'] in (None, operation):
-                    if fault['after']:
-                        fault['after'] -= 1
-                        return None
-                    fault['times'] -= 1
-                    if not fault['times']:
-                        self._queue.remove(fault)
-                    return fault
+                if fault['route'] not in (None, operation):
+                    continue
+                if fault['after']:
+                    fault['after'] -= 1
+                elif due is None:
+                    due = fault
+            if due is not None:
+                due['times'] -= 1
+                if not due['times']:
+                    self._queue.remove(due)
+                return due
         chaos = self.chaos
         return None if chaos is None else chaos.draw()
 
 
-def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> Any:
+def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
     """Answer with ``fault`` in place of, or on top of, the operation ``run``."""
     kind, environ = fault['fault'], bottle.request.environ
     if isinstance(kind, int):
@@ -1575,15 +1611,24 @@ def fire(fault: dict, stub: StubApp, operation: str, run: Callable[[], Any]) -> 
             stub.hold(fault['seconds'], environ)  # until a reset, a stop, or its seconds
         Waitress.close_connection(environ, abort=kind == 'reset')
         return ''
-    body = run()
+    # The fault alters the answer the operation gives, an error (a 404, say) as well as a
+    # success: a fault taken from the queue is never spent on nothing.
+    answer: bottle.BaseResponse = bottle.response
+    try:
+        body = run()
+    except ApiError as error:
+        answer, body = error, error.body
     data = body.encode('utf-8') if isinstance(body, str) else bytes(body)
     if kind == 'malformed':
-        bottle.response.status = 201 if operation == 'createPet' else 200
-        return b'{"fault": "malformed", this is not JSON}\n'
-    bottle.response.content_length = len(data)  # the whole body's length, in every case
-    if kind == 'truncate':
-        return data[:len(data) // 2]
-    return drip(data, fault['seconds'], environ.get(RELEASE, stub.cleared))  # slow
+        altered: Any = b'{"fault": "malformed", this is not JSON}\n'
+    else:
+        answer.content_length = len(data)  # the whole body's length, in every case
+        altered = (data[:len(data) // 2] if kind == 'truncate'
+                   else drip(data, fault['seconds'], environ.get(RELEASE, stub.cleared)))
+    if answer is bottle.response:
+        return altered
+    answer.body = altered
+    raise answer
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
@@ -1735,7 +1780,9 @@ class Journal:
                 if environ.get(RECORDED) or environ.get(PAGE):  # a browser's visit is no call
                     return
                 environ[RECORDED] = True
-                error = error_of(result) if status and status >= 400 else None
+                error = environ.get(ERROR) if status and status >= 400 else None
+                if error is not None:
+                    error = {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]}
                 entry = journal_entry(environ, body.first_bytes(), status, error)
                 stub.record(entry, generation, arrival)
 
@@ -1785,22 +1832,14 @@ class BodyRecorder:
         return bytes(self._kept)
 
 
-def error_of(result: Iterable[bytes]) -> dict | None:
-    """The ``code`` and ``message`` of an Error body the app returned whole, else None."""
-    if not isinstance(result, list):
-        return None
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
-        error = json.loads(b''.join(result))
-        return {'code': error['code'], 'message': error['message'][:JOURNAL_TEXT_CHARS]}
-    return None
-
-
 def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
     """What the journal keeps of a request: about 10 KB at most, whatever the client sent.
 
     The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
     headers their first JOURNAL_HEADER_CHARS, the body its first
-    JOURNAL_BODY_BYTES; ``truncated`` says whether anything was cut.
+    JOURNAL_BODY_BYTES (and one more, to tell it was cut), as bytes: parsed
+    only when it is read (decode_journal_body()), a body of many small values
+    costs no more than its bytes. ``truncated`` says whether anything was cut.
     """
     route = environ.get('bottle.route')
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
@@ -1812,7 +1851,7 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
         'query': query[:JOURNAL_TEXT_CHARS],
         'operation': route.name if route is not None else None,
         'headers': headers,
-        'body': decode_journal_body(body[:JOURNAL_BODY_BYTES], body_cut),
+        'body': body[:JOURNAL_BODY_BYTES + 1],
         'status': status,
         'error': error,
         'fault': environ.get(FAULT),
@@ -1823,7 +1862,8 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
 
 
 def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
-    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut."""
+    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut;
+    a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character)."""
     names = {key: key[5:].replace('_', '-').title()
              for key in environ if key.startswith('HTTP_')}
     names.update((key, key.replace('_', '-').title())
@@ -1832,6 +1872,8 @@ def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
     room = JOURNAL_HEADER_CHARS
     for key, name in names.items():
         value = environ[key]
+        with contextlib.suppress(UnicodeError):
+            value = value.encode('latin-1').decode('utf-8')
         room -= len(name) + len(value)
         if room < 0:
             return headers, True
@@ -1839,13 +1881,13 @@ def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
     return headers, False
 
 
-def decode_journal_body(body: bytes, cut: bool) -> Any:
-    """The body as JSON when it is whole, parses, and goes out again as JSON; else as text;
-    None when there was none."""
+def decode_journal_body(body: bytes) -> Any:
+    """A body the journal kept, as JSON when it is whole (no more than JOURNAL_BODY_BYTES),
+    parses, and goes out again as JSON; else as text; None when there was none."""
     if not body:
         return None
-    text = body.decode('utf-8', 'replace')
-    if cut:
+    text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
+    if len(body) > JOURNAL_BODY_BYTES:
         return text
     try:
         value = loads_strict(text)
@@ -2000,7 +2042,11 @@ class ForwardedHeaders:
     proxy in front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``.
 
     A proxy appends its value to any that a client sent, so the last value of
-    each is the proxy's own. A value that is not one is a 400.
+    each is the proxy's own. A value that is not one is a 400, journalled as any other.
+
+    waitress has its own (``trusted_proxy``, ``trusted_proxy_headers``), but it answers a
+    malformed header with a text/plain 400 of its own, made outside the app where the server
+    adapter cannot turn it into the Error body; so the stub reads the headers itself.
     """
 
     def __init__(self, app: Any) -> None:
@@ -2010,7 +2056,7 @@ class ForwardedHeaders:
         try:
             apply_forwarded(environ)
         except ApiError as error:
-            return send_error(error, start_response)
+            return send_error(error, environ, start_response)
         return self.app(environ, start_response)
 
 
@@ -2035,10 +2081,35 @@ def apply_forwarded(environ: dict) -> None:
         environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
                                                 else '')
     if client is not None:
-        try:
-            environ['REMOTE_ADDR'] = str(ipaddress.ip_address(client.strip('[]')))
-        except ValueError:
-            raise bad_forwarded('For', client, 'an IP address') from None
+        address = forwarded_address(client)
+        if address is None:
+            raise bad_forwarded('For', client, 'an IP address (IPv6 in brackets before a port), '
+                                'unknown or an _obfuscated name, with a port if any')
+        environ['REMOTE_ADDR'] = address
+
+
+#: A node of X-Forwarded-For as proxies send it (RFC 7239, section 6): an IPv4 address, an
+#: IPv6 address in brackets, ``unknown`` or an obfuscated ``_name``, each perhaps with a port
+#: (a number or an obfuscated ``_name``); or an IPv6 address alone, without brackets.
+FORWARDED_NODE = re.compile(
+    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<name>[0-9.]+|unknown|_[A-Za-z0-9._-]+))'
+    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
+
+
+def forwarded_address(node: str) -> str | None:
+    """The address part of an X-Forwarded-For node (``203.0.113.7:51234`` -> ``203.0.113.7``,
+    ``unknown`` as it is), or None if it is none."""
+    match = FORWARDED_NODE.fullmatch(node)
+    if match is None:
+        return None
+    if match['name'] == 'unknown' or (match['name'] or '').startswith('_'):
+        return match['name']
+    try:
+        if match['name'] is not None:
+            return str(ipaddress.IPv4Address(match['name']))
+        return str(ipaddress.IPv6Address(match['ipv6'] or match['bare']))
+    except ValueError:
+        return None
 
 
 def forwarded(environ: dict, name: str) -> str | None:
@@ -2060,8 +2131,9 @@ HOST_PATTERN = re.compile(
     r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
 
 
-def send_error(error: ApiError, start_response: Any) -> list[bytes]:
+def send_error(error: ApiError, environ: dict, start_response: Any) -> list[bytes]:
     """Answer with an ApiError from outside bottle (a middleware)."""
+    environ[ERROR] = {'code': error.code, 'message': error.message}
     start_response(error.status_line, error.headerlist)
     return [error.body.encode('utf-8')]
 
@@ -2241,7 +2313,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
     @api.get(f'{ADMIN_PREFIX}requests', name='admin.requests')
     def requests() -> str:
-        return to_json(stub.requests)
+        return to_json(stub.entries(parse_since(bottle.request.query_string)))
 
     @api.post(f'{ADMIN_PREFIX}fixtures', name='admin.fixtures')
     def fixtures() -> str:
@@ -2263,6 +2335,22 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         stub.chaos(**settings)
         bottle.response.status = 201
         return to_json(settings)
+
+
+def parse_since(query_string: str) -> int:
+    """The query of ``GET /__admin/requests`` -> the ``sequence`` after which to list the
+    journal (0, all of it, when none is given), or 400."""
+    query = parse_query(query_string)
+    unknown = [name for name in query if name != 'since']
+    if unknown:
+        raise bad_parameter(f'unknown parameter {printable(unknown[0][:60])!r}; the journal '
+                            'takes since=N, the sequence of the last entry you have')
+    values = query.get('since', ['0'])
+    since = parse_whole_number(values[0])
+    if since is None or len(values) > 1:
+        raise bad_parameter('since must be one whole number, the sequence of the last entry '
+                            f'you have; got {printable(", ".join(values)[:60])!r}')
+    return since
 
 
 def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
@@ -2534,11 +2622,13 @@ class Waitress:
                 raise waitress.parser.ParsingError(problem)
 
     class Task(waitress.task.WSGITask):
-        """waitress's call of the app, telling it when the request arrived."""
+        """waitress's call of the app, telling it when the request arrived, and how to end
+        its connection with it (see close_connection())."""
 
         def get_environment(self) -> dict:
             environ = super().get_environment()
             environ[RECEIVED] = self.request.petstore_received
+            environ[LAST_ON_CONNECTION] = self.set_close_on_finish
             return environ
 
     class Channel(waitress.channel.HTTPChannel):
@@ -2636,6 +2726,10 @@ class Waitress:
             raise ConnectionAbortedError('a fault that closes the connection needs a real '
                                          'connection: use serve(), not an in-process app')
         environ[DROPPED] = 'reset' if abort else 'dropped'
+        # Requests pipelined behind this one go unserved, as its client sees them go: without
+        # this, one already read would run (a create would store its pet) while the event loop
+        # had yet to notice the close.
+        environ[LAST_ON_CONNECTION]()
         if channel.socket is None:  # closed already, by its client or by stop()
             return
         if not abort:

@@ -236,3 +236,19 @@ def test_a_request_cut_in_the_journal_is_said_to_be_and_the_message_stays_short(
     message = failure(app.assert_called, 'createPet', json=long_pet)
     assert '#1 was cut in the journal, which keeps 4096 bytes of a body' in message
     assert len(message) < 2000
+
+
+@pytest.mark.parametrize('expectation', [
+    pytest.param(lambda app: app.assert_called('createPet', json={'name': 'Max', 'categoryId': 1}),
+                 id='a create that was not sent'),
+    pytest.param(lambda app: app.assert_called('listPets'), id='an operation never called'),
+    pytest.param(lambda app: app.assert_not_called('createPet'), id='an operation called'),
+])
+def test_a_failure_among_many_requests_lists_a_few_and_counts_the_rest(expectation):
+    app = stub.create_app()
+    client = webtest.TestApp(app)
+    for number in range(50):
+        client.post_json('/v1/pets', {'name': f'Rex{number}', 'categoryId': 1}, headers=AUTH)
+    message = failure(expectation, app)
+    assert len(message.splitlines()) <= 12
+    assert '... and 45 more' in message

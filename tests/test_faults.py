@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -118,6 +120,35 @@ def test_faults_before_the_operation_store_nothing(server):
     assert len(server.app.store) == 13
 
 
+def pipelined_creates(port: int, count: int) -> bytes:
+    """``count`` creates sent at once on one connection; all that came back until it closed."""
+    body = json.dumps(REX).encode()
+    one = (b'POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer petstore-demo-key\r\n'
+           b'Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' % (len(body), body))
+    received = b''
+    with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
+        connection.sendall(one * count)
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := connection.recv(65536):
+                received += chunk
+    return received
+
+
+def workers_idle(server) -> bool:
+    dispatcher = server._server._server.task_dispatcher  # waitress's: nothing running or queued
+    return not dispatcher.active_count and not dispatcher.queue
+
+
+@pytest.mark.parametrize('fault, options', [('drop', {}), ('reset', {}),
+                                            ('hang', {'seconds': 0.1})])
+def test_requests_pipelined_behind_a_closing_fault_are_not_served(server, fault, options):
+    server.fail_next(fault, route='createPet', **options)
+    assert pipelined_creates(server.port, 3) == b''
+    wait_until(lambda: workers_idle(server))
+    assert [(entry['status'], entry['fault']) for entry in server.requests] == [(None, fault)]
+    assert len(server.app.store) == 13
+
+
 @pytest.mark.parametrize('client', CLIENTS)
 def test_slow_drips_the_real_body_over_its_seconds(server, client):
     server.fail_next('slow', seconds=1)
@@ -174,6 +205,31 @@ def test_after_lets_matching_requests_through_first(server):
     statuses = [requests.get(server.url + path, headers=server.headers, timeout=5).status_code
                 for path in ('/pets', '/pets/1', '/pets', '/pets', '/pets')]
     assert statuses == [200, 200, 200, 503, 200]
+
+
+def test_each_fault_counts_its_own_after_and_times_against_the_requests_it_matches(server):
+    server.fail_next(503, after=2)
+    server.fail_next(500, route='createPet')
+    statuses = [requests.post(server.url + '/pets', json=REX, headers=server.headers,
+                              timeout=5).status_code for _ in range(4)]
+    assert statuses == [500, 201, 503, 201]
+
+
+@pytest.mark.parametrize('fault, cut', [('truncate', True), ('malformed', False)])
+def test_a_fault_that_alters_the_answer_alters_an_error_too_and_is_spent(server, fault, cut):
+    server.fail_next(fault)
+    with httpx.stream('GET', server.url + '/pets/999', headers=server.headers,
+                      timeout=5) as response:
+        received = b''
+        with contextlib.suppress(httpx.RemoteProtocolError):
+            for chunk in response.iter_raw():
+                received += chunk
+    length = int(response.headers['Content-Length'])
+    assert (response.status_code, len(received) < length) == (404, cut)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(received)
+    assert with_requests(server, path='/pets/999')[0] == 404  # whole: the fault was spent
+    assert [entry['fault'] for entry in server.requests] == [fault, None]
 
 
 @pytest.mark.slow

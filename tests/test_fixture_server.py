@@ -9,6 +9,7 @@ import json
 import socket
 import threading
 import time
+import tracemalloc
 from urllib.parse import urlsplit
 
 import pytest
@@ -212,6 +213,30 @@ def test_the_journal_records_refused_requests_too():
             ('/v1/pets', None, 401), ('/v1/nowhere', None, 404)]
 
 
+def test_a_utf8_header_value_is_journalled_as_sent():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        connection.request('GET', '/v1/pets', headers={**AUTH, 'X-Who': 'José'.encode()})
+        connection.getresponse().read()
+        connection.close()
+        assert server.requests[0]['headers']['X-Who'] == 'José'
+        server.assert_called('listPets', headers={'X-Who': 'José'})
+
+
+@pytest.mark.parametrize('path, headers', [
+    pytest.param('/v1/pets/999', AUTH, id='no such pet'),
+    pytest.param('/v1/pets?limit=0', AUTH, id='a bad limit'),
+    pytest.param('/v1/nowhere', AUTH, id='no such path'),
+    pytest.param('/v1/pets', {}, id='no key'),
+])
+def test_a_head_error_is_journalled_with_its_code_and_message_as_a_get_is(path, headers):
+    client = webtest.TestApp(stub.create_app())
+    for method in ('GET', 'HEAD'):
+        client.request(path, method=method, headers=headers, status='*')
+    got, head = client.app.requests
+    assert head['error'] == got['error'] is not None
+
+
 def test_the_journal_keeps_the_last_1000_requests():
     client = make_client(stub.create_app())
     for number in range(1005):
@@ -220,6 +245,24 @@ def test_the_journal_keeps_the_last_1000_requests():
     assert len(entries) == 1000
     assert entries[0]['query'] == 'limit=6'
     assert entries[-1]['query'] == 'limit=5'
+
+
+def test_a_full_journal_of_bodies_of_many_small_values_stays_within_its_bound():
+    client = make_client(stub.create_app(journal_size=200))
+    many_objects = b'[' + b','.join([b'{}'] * 1365) + b']'  # 4 KiB
+    client.post('/v1/pets', many_objects, headers={'Content-Type': 'application/json'},
+                status=400)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(200):
+            client.post('/v1/pets', many_objects, headers={'Content-Type': 'application/json'},
+                        status=400)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 200 * 12_000  # about 10 KB an entry, as the README says
+    assert client.app.requests[-1]['body'] == [{}] * 1365  # read as JSON all the same
 
 
 def test_the_journal_size_can_be_set():
@@ -412,6 +455,29 @@ def test_admin_requests_lists_the_journal_without_admin_calls(admin_client):
     journal = admin_client.get('/__admin/requests').json
     assert [(r['method'], r['path'], r['status']) for r in journal] == [
         ('POST', '/v1/pets', 201), ('GET', '/v1/pets/1', 200)]
+
+
+def test_admin_requests_since_lists_only_the_entries_after_it_even_across_a_reset(admin_client):
+    for limit in (1, 2, 3):
+        admin_client.get(f'/v1/pets?limit={limit}')
+    journal = admin_client.get('/__admin/requests').json
+    assert [entry['sequence'] for entry in journal] == [1, 2, 3]
+    since = admin_client.get('/__admin/requests?since=2').json
+    assert [entry['query'] for entry in since] == ['limit=3']
+    admin_client.post('/__admin/reset', status=204)
+    admin_client.get('/v1/pets?limit=4')
+    assert [entry['sequence'] for entry in admin_client.get('/__admin/requests?since=2').json] == [4]
+
+
+@pytest.mark.parametrize('query', [
+    pytest.param('since=abc', id='a word'), pytest.param('since=-1', id='negative'),
+    pytest.param('since=', id='empty'), pytest.param('since=1&since=2', id='twice'),
+    pytest.param('since=1.5', id='a fraction'), pytest.param('limit=5', id='another name'),
+    pytest.param('since=1&x=2', id='and another name'), pytest.param('since=%FF', id='not UTF-8'),
+])
+def test_admin_requests_refuses_a_query_it_cannot_answer(admin_client, query):
+    response = admin_client.get(f'/__admin/requests?{query}', status=400)
+    assert response.json['code'] == 'invalid_parameter'
 
 
 def test_admin_fixtures_on_a_store_with_pets_is_a_409_that_changes_nothing(admin_client):

@@ -129,6 +129,25 @@ def test_with_admin_the_requests_appear_as_they_arrive(page):
         expect(page.locator('#journal tbody tr')).to_have_count(0)
 
 
+def test_the_page_asks_only_for_new_requests_and_follows_a_reset_from_a_test(page):
+    with stub.serve() as server:
+        asked = []
+        page.on('request', lambda request: asked.append(request.url))
+        page.goto(origin(server) + '/')
+        expect(page.locator('#journal tbody tr')).to_have_count(1)  # the page's own list
+        for limit in (1, 2):
+            requests.get(f'{server.url}/pets?limit={limit}', headers=server.headers, timeout=10)
+        expect(page.locator('#journal tbody tr')).to_have_count(3)
+        requests.get(server.url + '/pets?limit=3', headers=server.headers, timeout=10)
+        expect(page.locator('#journal tbody tr').first).to_contain_text('limit=3')
+        assert any(url.endswith('/__admin/requests?since=2') for url in asked)  # from entry 3 on
+        server.reset()
+        expect(page.locator('#journal tbody tr')).to_have_count(0)
+        requests.get(server.url + '/pets?limit=4', headers=server.headers, timeout=10)
+        expect(page.locator('#journal tbody tr')).to_have_count(1)
+        expect(page.locator('#journal tbody tr').first).to_contain_text('limit=4')
+
+
 def test_the_page_needs_nothing_from_elsewhere_and_no_key_when_not_on_offer(page):
     with stub.serve(api_key='private-key') as server:
         fetched = []

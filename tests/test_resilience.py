@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import petstore_stub as stub
-from conftest import AUTH, MODULE, StubProcess, wait_until
+from conftest import AUTH, MODULE, StubProcess, connect, wait_until
 from test_edges import exchange
 
 JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
@@ -321,6 +321,17 @@ def test_a_new_client_is_served_while_500_idle_and_100_slow_connections_are_open
 
 # -- behind a proxy --------------------------------------------------------------------
 
+def status_of(url: str, method: str, path: str, headers: dict) -> int:
+    connection = connect(url)
+    try:
+        connection.request(method, path, headers={**AUTH, **headers})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
 def base_url_behind_proxy(headers: dict) -> tuple[int, dict]:
     with stub.StubServer(stub.create_app(trust_proxy=True)) as server:
         connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
@@ -352,6 +363,8 @@ def test_trust_proxy_takes_scheme_host_and_port_from_the_proxy(headers, base_url
     pytest.param({'X-Forwarded-Host': 'evil.example/path'}, id='a host'),
     pytest.param({'X-Forwarded-Host': 'evil.example:99999'}, id='a host with a bad port'),
     pytest.param({'X-Forwarded-For': 'not-an-address'}, id='a client'),
+    pytest.param({'X-Forwarded-For': '203.0.113.7:'}, id='a client with an empty port'),
+    pytest.param({'X-Forwarded-For': '2001:db8::1]:443'}, id='a client with half its brackets'),
 ])
 def test_a_forwarded_header_that_is_no_value_is_a_400_error_body_naming_it(headers):
     status, content_type, error = base_url_behind_proxy(headers)
@@ -372,6 +385,34 @@ def test_the_access_log_names_the_client_the_proxy_reports():
         connection.close()
     console.close()
     assert ' 198.51.100.2 GET / 200 ' in log.getvalue()
+
+
+@pytest.mark.parametrize('client, address', [
+    pytest.param('203.0.113.7:51234', '203.0.113.7', id='IPv4 with a port'),
+    pytest.param('[2001:db8::1]:443', '2001:db8::1', id='IPv6 in brackets with a port'),
+    pytest.param('[2001:db8::1]', '2001:db8::1', id='IPv6 in brackets'),
+    pytest.param('2001:db8::1', '2001:db8::1', id='IPv6 alone'),
+    pytest.param('unknown', 'unknown', id='unknown'),
+    pytest.param('_hidden:_port', '_hidden', id='obfuscated, with an obfuscated port'),
+])
+def test_trust_proxy_takes_each_form_of_x_forwarded_for_a_proxy_sends(client, address):
+    import io
+    log = io.StringIO()
+    console = stub.Console(log)
+    with stub.StubServer(stub.create_app(access_log=console, trust_proxy=True)) as server:
+        status = status_of(server.url, 'GET', '/', headers={'X-Forwarded-For': client})
+    console.close()
+    assert status == 200
+    assert f' {address} GET / 200 ' in log.getvalue()
+
+
+def test_a_forwarded_header_that_is_no_value_is_journalled_as_its_400():
+    app = stub.create_app(trust_proxy=True)
+    with stub.StubServer(app) as server:
+        status_of(server.url, 'GET', '/v1/pets', headers={'X-Forwarded-For': 'nowhere'})
+    (entry,) = app.requests
+    assert (entry['path'], entry['status'], entry['error']['code']) == (
+        '/v1/pets', 400, 'invalid_header')
 
 
 def test_control_characters_in_the_path_are_escaped_in_the_access_log():
