@@ -143,7 +143,7 @@ def start(kind: str, db: Path, server: str = 'waitress') -> Process:
 
 
 def wait_for_200(port: int, started: float, process: subprocess.Popen) -> float:
-    request = f'GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n'.encode()
+    request = f'GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode()
     while time.perf_counter() - started < 30:
         if process.poll() is not None:
             raise RuntimeError(f'the server exited with status {process.returncode}')
@@ -161,12 +161,13 @@ def wait_for_200(port: int, started: float, process: subprocess.Popen) -> float:
 
 def request_bytes(operation: str, pet_count: int) -> callable:
     if operation == 'list':
-        fixed = f'GET /v1/pets?limit=20 HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n'.encode()
+        fixed = f'GET /v1/pets?limit=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode()
         return lambda: fixed
     if operation == 'get':
         return lambda: (f'GET /v1/pets/{random.randint(1, pet_count)} HTTP/1.1\r\n'
-                        f'Host: x\r\n{AUTH}\r\n').encode()
-    fixed = (f'POST /v1/pets HTTP/1.1\r\nHost: x\r\n{AUTH}Content-Type: application/json\r\n'
+                        f'Host: 127.0.0.1\r\n{AUTH}\r\n').encode()
+    fixed = (f'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}'
+             'Content-Type: application/json\r\n'
              f'Content-Length: {len(NEW_PET)}\r\n\r\n').encode() + NEW_PET
     return lambda: fixed
 
@@ -390,7 +391,7 @@ def crowd(folder: Path) -> None:
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(8192, hard)), hard))
-    request = f'GET /v1/pets HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n'.encode()
+    request = f'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode()
     print('idle  slow  new client: p50 ms  max ms  answered')
     for idle, slow in ((0, 0), (500, 100), (900, 95), (1000, 100)):
         stub = start('stub', folder / 'crowd.json')
@@ -400,7 +401,7 @@ def crowd(folder: Path) -> None:
                 crowd_sockets.append(socket.create_connection(('127.0.0.1', stub.port)))
             for _ in range(slow):
                 connection = socket.create_connection(('127.0.0.1', stub.port))
-                connection.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Slow: a\r\n')
+                connection.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a\r\n')
                 crowd_sockets.append(connection)
             waits, answered = [], 0
             for _ in range(20):
