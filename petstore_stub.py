@@ -54,12 +54,12 @@ stop at the end of part 1. Where each begins:
     line 1514  Faults: a bottle plugin, and chaos
     line 1712  The journal: each request as the client sent it
     line 1896  Middleware: the delay, the Host check, CORS, forwarded headers, routing
-    line 2190  The access log and the console
-    line 2316  The admin endpoints, the documents, the fixtures
-    line 2476  The OpenAPI description
-    line 2497  The server: waitress, behind one adapter
-    line 2884  The command line
-    line 3166  The pytest fixtures
+    line 2200  The access log and the console
+    line 2326  The admin endpoints, the documents, the fixtures
+    line 2486  The OpenAPI description
+    line 2507  The server: waitress, behind one adapter
+    line 2895  The command line
+    line 3177  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -1899,6 +1899,12 @@ def is_admin_call(environ: dict) -> bool:
     return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
 
 
+def is_admin_target(target: str) -> bool:
+    """Whether a request target as sent may be an admin endpoint's: its path, decoded,
+    holds ``/__admin/`` (``/__admin/reset``, ``/%5F_admin/reset``, ``http://h/__admin/``)."""
+    return ADMIN_PREFIX in urllib.parse.unquote(target.partition('?')[0], errors='replace')
+
+
 class Fence:
     """WSGI middleware that lets StubApp.clear() cut cleanly between tests.
 
@@ -2054,17 +2060,21 @@ def parse_allowed_host(text: str) -> str:
 
 
 class Cors:
-    """WSGI middleware for ``--cors``: browser pages on any origin may call the stub.
+    """WSGI middleware for ``--cors``: browser pages on any origin may call the API.
 
     A preflight needs no key (browsers send it without credentials). Every
     response, errors included, lets the page read it. ``*`` is safe: the key
-    travels in a header, never in a cookie.
+    travels in a header, never in a cookie. The admin endpoints stay
+    same-origin: the page at ``/`` is all that calls them from a browser, and
+    a page elsewhere must not reset a test's stub or read its journal.
     """
 
     def __init__(self, app: Callable) -> None:
         self.app = app
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if is_admin_call(environ):  # a preflight among them: the key check refuses it
+            return self.app(environ, start_response)
         if environ['REQUEST_METHOD'] == 'OPTIONS':
             start_response('204 No Content', [
                 ('Access-Control-Allow-Origin', '*'),
@@ -2552,13 +2562,14 @@ class Waitress:
             # HTTP/1.0 keep-alive client it stays open.
             self.request.headers['CONNECTION'] = 'close'
             stub = self.channel.server.application  # a StubApp, or any WSGI app
-            if getattr(stub, 'cors', False):  # as Cors does for the app's own answers
-                self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             # The request line as sent, without its HTTP version; none for headers too large
             # to read (waitress then stands a 'GET /' of its own in for it).
             line = getattr(self.request, 'first_line', b'').decode('latin-1').rsplit(' HTTP/', 1)[0]
             if error.code == 431 or not line:
                 line = '-'
+            # As Cors does for the app's own answers: the API's, not the admin endpoints'.
+            if getattr(stub, 'cors', False) and not is_admin_target(line.partition(' ')[2]):
+                self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             # Recorded before it is answered: a client that has its answer finds it journalled.
             if getattr(stub, 'refused', None) is not None:
                 stub.refused(line, error.code, error_code_name(error.code), message,

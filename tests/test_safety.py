@@ -306,3 +306,45 @@ def test_parse_allowed_host_refuses_anything_but_a_name_or_address(text):
 def test_create_app_refuses_one_string_for_allowed_hosts():
     with pytest.raises(ValueError, match='give a list of host names'):
         stub.create_app(allowed_hosts='pets.local')
+
+
+# -- no CORS on the admin endpoints -----------------------------------------------------
+
+@pytest.mark.parametrize('path', ['/__admin/reset', '/__admin/requests', '/__admin/fixtures',
+                                  '/__admin/faults', '/__admin/chaos'])
+def test_a_preflight_from_a_foreign_origin_to_an_admin_endpoint_is_not_allowed(server, path):
+    status, headers, _ = send(server.port, 'OPTIONS', path, headers={
+        'Origin': FOREIGN_ORIGIN, 'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization, content-type', 'Authorization': ''})
+    assert status == 401  # a preflight carries no key
+    assert not [name for name in headers if name.startswith('access-control-')]
+
+
+def test_an_admin_call_with_the_key_carries_no_cors_headers(server):
+    for method, path in [('GET', '/__admin/requests'), ('POST', '/__admin/reset')]:
+        status, headers, _ = send(server.port, method, path, headers={'Origin': FOREIGN_ORIGIN})
+        assert status in (200, 204)
+        assert not [name for name in headers if name.startswith('access-control-')]
+
+
+def test_with_cors_the_api_stays_open_to_any_origin(server):
+    status, headers, _ = send(server.port, 'OPTIONS', '/v1/pets', headers={
+        'Origin': FOREIGN_ORIGIN, 'Access-Control-Request-Method': 'POST'})
+    assert (status, headers['access-control-allow-origin']) == (204, '*')
+    assert 'Authorization' in headers['access-control-allow-headers']
+    status, headers, _ = send(server.port, 'GET', '/v1/pets', headers={'Origin': FOREIGN_ORIGIN})
+    assert (status, headers['access-control-allow-origin']) == (200, '*')
+
+
+@pytest.mark.parametrize('target', ['/__admin/reset', '/%5F%5Fadmin/reset',
+                                    'http://127.0.0.1/__admin/reset'])
+def test_a_protocol_error_on_an_admin_endpoint_carries_no_cors_header(server, target):
+    raw = f'POST {target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n'.encode()
+    status, headers = exchange(server.port, raw)
+    assert status == 400
+    assert 'Access-Control-Allow-Origin' not in headers
+
+
+def test_a_protocol_error_on_the_api_still_carries_the_cors_header(server):
+    raw = b'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n'
+    assert exchange(server.port, raw)[1]['Access-Control-Allow-Origin'] == '*'
