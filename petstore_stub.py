@@ -40,36 +40,38 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
 The file reads in two parts, each section under a banner; a first read may
 stop at the end of part 1. Where each begins:
 
-    line  115  Part 1: the Pet Store API, as a student meets it
-    line  118  Constants
-    line  150  ApiError: the one exception, and the Error body
-    line  197  Validation: pure functions from raw input to clean values
-    line  390  The bearer check
-    line  423  The app: the four operations
-    line  503  The store the operations use
-    line  586  Part 2: the machinery
-    line  593  Durable storage: the TinyDB file, its log, and group commit
-    line 1079  The fixture server: StubApp and its pieces
-    line 1368  Assertions: what the client sent, held against what a test expects
-    line 1514  Faults: a bottle plugin, and chaos
-    line 1712  The journal: each request as the client sent it
-    line 1896  Middleware: the delay, the Host check, CORS, forwarded headers, routing
-    line 2200  The access log and the console
-    line 2326  The admin endpoints, the documents, the fixtures
-    line 2486  The OpenAPI description
-    line 2507  The server: waitress, behind one adapter
-    line 2895  The command line
-    line 3177  The pytest fixtures
+    line  117  Part 1: the Pet Store API, as a student meets it
+    line  120  Constants
+    line  152  ApiError: the one exception, and the Error body
+    line  199  Validation: pure functions from raw input to clean values
+    line  392  The bearer check
+    line  425  The app: the four operations
+    line  505  The store the operations use
+    line  588  Part 2: the machinery
+    line  595  Durable storage: the TinyDB file, its log, and group commit
+    line 1081  The fixture server: StubApp and its pieces
+    line 1371  Assertions: what the client sent, held against what a test expects
+    line 1517  Faults: a bottle plugin, and chaos
+    line 1715  The journal: each request as the client sent it
+    line 1899  Middleware: the delay, the Host check, CORS, forwarded headers, routing
+    line 2203  The access log and the console
+    line 2329  The admin endpoints, the documents, the fixtures
+    line 2536  The OpenAPI description
+    line 2557  The server: waitress, behind one adapter
+    line 2945  The command line
+    line 3227  The pytest fixtures
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import collections
 import contextlib
 import copy
 import errno
 import functools
+import hashlib
 import hmac
 import http.client
 import ipaddress
@@ -1186,6 +1188,7 @@ class StubApp:
         if admin:
             add_admin_routes(api, self)
         api.install(self.faults)
+        api.install(DocumentHeaders())
         app: Any = Delay(Cors(api) if cors else api, self)
         if allowed_hosts is not None:
             app = HostCheck(app, allowed_hosts)
@@ -2429,6 +2432,53 @@ def page(settings: dict) -> str:
     """``data/index.html``, with this stub's settings in place of the defaults it holds."""
     text = json.dumps(settings).replace('<', '\\u003c')  # nothing can close the script
     return page_template().replace(PAGE_SETTINGS, text, 1)
+
+
+class DocumentHeaders:
+    """A bottle plugin: the documents (the page, the JSON index, the OpenAPI description, the
+    favicon) tell a browser to load nothing from elsewhere, to be framed nowhere, to take
+    each for the type it says it is, and to send no Referer from the page."""
+
+    name = 'document_headers'
+    api = 2
+
+    def apply(self, callback: Callable, route: bottle.Route) -> Callable:
+        if route.name not in DOCUMENTS:
+            return callback
+
+        @functools.wraps(callback)
+        def document(*args: Any, **kwargs: Any) -> Any:
+            body = callback(*args, **kwargs)
+            policy = page_policy() if bottle.request.environ.get(PAGE) else DOCUMENT_POLICY
+            bottle.response.set_header('Content-Security-Policy', policy)
+            bottle.response.set_header('X-Content-Type-Options', 'nosniff')
+            bottle.response.set_header('Referrer-Policy', 'no-referrer')
+            return body
+        return document
+
+
+#: The routes DocumentHeaders wraps, by name.
+DOCUMENTS = ('index', 'openapi', 'favicon')
+#: The policy of a document that is not the page: it loads nothing.
+DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
+
+
+@functools.lru_cache(maxsize=1)
+def page_policy() -> str:
+    """The page's Content-Security-Policy: its own origin only, and of inline code only its
+    own script and style, by hash, so that a script injected into it never runs."""
+    template = page_template()
+    scripts = re.findall(r'<script>(.*?)</script>', template, flags=re.DOTALL)
+    styles = re.findall(r'<style>(.*?)</style>', template, flags=re.DOTALL)
+    return (f"default-src 'self'; script-src {' '.join(map(source_hash, scripts))}; "
+            f"style-src {' '.join(map(source_hash, styles))}; object-src 'none'; "
+            "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+def source_hash(text: str) -> str:
+    """``'sha256-...'``: how a Content-Security-Policy names an inline script or style."""
+    digest = hashlib.sha256(text.encode('utf-8')).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 def public_origin(environ: dict) -> str:
