@@ -59,7 +59,7 @@ stop at the end of part 1. Where each begins:
     line 2536  The OpenAPI description
     line 2557  The server: waitress, behind one adapter
     line 2945  The command line
-    line 3227  The pytest fixtures
+    line 3228  The pytest fixtures
 """
 
 from __future__ import annotations
@@ -2978,7 +2978,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--staging', action='store_true',
                         help=f'serve under {STAGING_BASE_PATH} instead of {BASE_PATH}')
     parser.add_argument('--cors', action='store_true',
-                        help='let browser pages on any origin call the stub')
+                        help='let browser pages on any origin call the API (the admin '
+                             'endpoints stay same-origin)')
     parser.add_argument('--trust-proxy', action='store_true',
                         help='take the client\'s scheme, host, port and address from the '
                              'X-Forwarded-Proto, -Host, -Port and -For headers (only behind a '
