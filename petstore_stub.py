@@ -21,8 +21,8 @@ Every error is the spec's Error body ``{"code", "message", "status"}``. ``GET /`
 Flags (``python petstore_stub.py --help``): ``--host``, ``--port`` (or
 ``PORT``), ``--api-key`` (or ``PETSTORE_API_KEYS``), ``--db PATH|:memory:``,
 ``--fixtures [FILE]`` (the demo animals are in ``data/pets.json``),
-``--staging``, ``--cors``, ``--trust-proxy``, ``--admin``, ``--chaos RATE``
-and ``--seed N``, ``--quiet``, ``--version``.
+``--staging``, ``--cors``, ``--trust-proxy``, ``--allow-host NAME``, ``--admin``,
+``--chaos RATE`` and ``--seed N``, ``--quiet``, ``--version``.
 
 In tests (the package registers the pytest fixtures ``petstore_server`` and
 ``petstore_app``)::
@@ -53,7 +53,7 @@ stop at the end of part 1. The sections, in order:
       Assertions: what the client sent, held against what a test expects
       Faults: a bottle plugin, and chaos
       The journal: each request as the client sent it
-      Middleware: the delay, CORS, forwarded headers, routing as sent
+      Middleware: the delay, the Host check, CORS, forwarded headers, routing
       The access log and the console
       The admin endpoints, the documents, the fixtures
       The OpenAPI description
@@ -65,11 +65,13 @@ stop at the end of part 1. The sections, in order:
 from __future__ import annotations
 
 import argparse
+import base64
 import collections
 import contextlib
 import copy
 import errno
 import functools
+import hashlib
 import hmac
 import http.client
 import ipaddress
@@ -431,7 +433,8 @@ def check_api_keys(api_keys: Sequence[str]) -> None:
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
                trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-               access_log: Console | None = None) -> StubApp:
+               access_log: Console | None = None,
+               allowed_hosts: Iterable[str] | None = None) -> StubApp:
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
@@ -439,9 +442,12 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     ``StubApp``): ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets
     pages on any origin call it, the journal keeps the last ``journal_size``
     requests, ``trust_proxy`` takes the client's address from ``X-Forwarded-*``
-    headers, and ``access_log`` gets a line per request.
+    headers, ``access_log`` gets a line per request, and ``allowed_hosts``,
+    unless None, answers only requests whose Host is a loopback name or one of
+    these (for an app served on loopback; see ``HostCheck``).
     """
     check_api_keys(api_keys)
+    hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
     store = PetStore() if store is None else store
     api = bottle.Bottle()
     public_paths = {'/', f'{base_path}/openapi.json', FAVICON}
@@ -493,7 +499,8 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
     api.default_error_handler = render_bottle_error
     return StubApp(api, store, api_keys, base_path, admin=admin, cors=cors,
-                   trust_proxy=trust_proxy, journal_size=journal_size, access_log=access_log)
+                   trust_proxy=trust_proxy, journal_size=journal_size, access_log=access_log,
+                   allowed_hosts=hosts)
 
 
 def mount_point() -> str:
@@ -1089,7 +1096,8 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 # documents and the admin endpoints, installs the faults as a bottle plugin,
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
-#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> Delay -> Cors -> bottle
+#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Delay
+#         -> Cors -> bottle
 #
 # (the last with the key check, the routes, and the faults as a plugin).
 
@@ -1163,13 +1171,15 @@ class StubApp:
 
     def __init__(self, api: bottle.Bottle, store: PetStore, api_keys: Sequence[str],
                  base_path: str, *, admin: bool, cors: bool, trust_proxy: bool,
-                 journal_size: int, access_log: Console | None) -> None:
+                 journal_size: int, access_log: Console | None,
+                 allowed_hosts: frozenset[str] | None = None) -> None:
         self.api = api
         self.store = store
         self.api_keys = tuple(api_keys)
         self.base_path = base_path
         self.admin = admin
         self.cors = cors
+        self.allowed_hosts = allowed_hosts  #: None: any Host is answered (see HostCheck)
         self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
         #: What failed inside the app: each exception cut loose from its frames, and its
         #: traceback as text.
@@ -1190,7 +1200,10 @@ class StubApp:
         if admin:
             add_admin_routes(api, self)
         api.install(self.faults)
+        api.install(DocumentHeaders())
         app: Any = Delay(Cors(api) if cors else api, self)
+        if allowed_hosts is not None:
+            app = HostCheck(app, allowed_hosts)
         if trust_proxy:
             app = ForwardedHeaders(app)
         app = RouteAsSent(Journal(app, self))
@@ -1930,10 +1943,16 @@ def status_sent(environ: dict, sent: list[str]) -> int | None:
     return None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
 
 
-# -- Middleware: the delay, CORS, forwarded headers, routing as sent -----------
+# -- Middleware: the delay, the Host check, CORS, forwarded headers, routing ---
 
 def is_admin_call(environ: dict) -> bool:
     return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
+
+
+def is_admin_target(target: str) -> bool:
+    """Whether a request target as sent may be an admin endpoint's: its path, decoded,
+    holds ``/__admin/`` (``/__admin/reset``, ``/%5F_admin/reset``, ``http://h/__admin/``)."""
+    return ADMIN_PREFIX in urllib.parse.unquote(target.partition('?')[0], errors='replace')
 
 
 class Fence:
@@ -2009,18 +2028,103 @@ class Delay:
         return self.app(environ, start_response)
 
 
+#: The names a browser on this machine sends in Host for a stub on loopback; any address
+#: of 127.0.0.0/8 passes too.
+LOOPBACK_HOSTS = frozenset({'localhost', '127.0.0.1', '[::1]'})
+#: A name ``--allow-host`` takes: labels of letters, digits, ``-`` and ``_`` (a Compose
+#: service such as ``pet_store``), joined by dots.
+ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9_-]{1,63}(?<!-))*')
+
+
+class HostCheck:
+    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback
+    name, or to one of ``allowed_hosts`` (``--allow-host``).
+
+    A web page can point a name of its own at 127.0.0.1 (DNS rebinding) and
+    then call the stub as its own origin, reading the answers. The browser
+    still sends that name in Host, so the request gets a 421, before the key
+    check and before anything is read or changed. The port is not compared, and
+    names are compared in lower case. A request without Host (HTTP/1.0) is no
+    browser's, and passes.
+    """
+
+    def __init__(self, app: Callable, allowed_hosts: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = LOOPBACK_HOSTS | frozenset(allowed_hosts)
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        host = environ.get('HTTP_HOST')
+        if host is None:
+            return self.app(environ, start_response)
+        name = host_without_port(host).lower()
+        if name in self.allowed or is_loopback_address(name):
+            return self.app(environ, start_response)
+        return send_error(misdirected(host), environ, start_response)
+
+
+def host_without_port(host: str) -> str:
+    """``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``."""
+    if host.startswith('['):
+        return host[:host.find(']') + 1]
+    return host.partition(':')[0]
+
+
+def is_loopback_address(name: str) -> bool:
+    """Whether a Host name is a loopback address: ``127.5.6.7``, or IPv6 in brackets."""
+    try:
+        if name.startswith('['):
+            return ipaddress.IPv6Address(name[1:-1]).is_loopback
+        return ipaddress.IPv4Address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def misdirected(host: str) -> ApiError:
+    return ApiError(421, 'misdirected_request',
+                    f'the Host header names {printable(host[:100])!r}; this stub answers only '
+                    'requests sent to localhost, 127.0.0.1 or [::1] (a web page can point a name '
+                    'of its own at this machine). If the name is yours, start the stub with '
+                    '--allow-host NAME')
+
+
+def parse_allowed_hosts(names: Iterable[str]) -> frozenset[str]:
+    """The names of ``allowed_hosts``, as HostCheck compares them; ValueError for one that is
+    no host name."""
+    if isinstance(names, str):
+        raise ValueError(f'give a list of host names; got {names!r}')
+    return frozenset(map(parse_allowed_host, names))
+
+
+def parse_allowed_host(text: str) -> str:
+    """A name for ``--allow-host`` as a Host header carries it, port left out: ``pets.local``,
+    ``192.168.1.5`` or ``[fd00::1]``, in lower case; ValueError if it is none."""
+    name = text.lower() if isinstance(text, str) else ''
+    if name.startswith('[') and name.endswith(']') or name.count(':') > 1:
+        with contextlib.suppress(ValueError):
+            if '%' not in name:  # a zone would be sent encoded, as %25
+                return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
+    elif len(name) <= 253 and ALLOWED_HOST_PATTERN.fullmatch(name):
+        return name
+    raise ValueError('an allowed host is a host name (such as pets.local) or an IP address, '
+                     f'without a port; got {text!r}')
+
+
 class Cors:
-    """WSGI middleware for ``--cors``: browser pages on any origin may call the stub.
+    """WSGI middleware for ``--cors``: browser pages on any origin may call the API.
 
     A preflight needs no key (browsers send it without credentials). Every
     response, errors included, lets the page read it. ``*`` is safe: the key
-    travels in a header, never in a cookie.
+    travels in a header, never in a cookie. The admin endpoints stay
+    same-origin: the page at ``/`` is all that calls them from a browser, and
+    a page elsewhere must not reset a test's stub or read its journal.
     """
 
     def __init__(self, app: Callable) -> None:
         self.app = app
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if is_admin_call(environ):  # a preflight among them: the key check refuses it
+            return self.app(environ, start_response)
         if environ['REQUEST_METHOD'] == 'OPTIONS':
             start_response('204 No Content', [
                 ('Access-Control-Allow-Origin', '*'),
@@ -2423,6 +2527,53 @@ def page(settings: dict) -> str:
     return page_template().replace(PAGE_SETTINGS, text, 1)
 
 
+class DocumentHeaders:
+    """A bottle plugin: the documents (the page, the JSON index, the OpenAPI description, the
+    favicon) tell a browser to load nothing from elsewhere, to be framed nowhere, to take
+    each for the type it says it is, and to send no Referer from the page."""
+
+    name = 'document_headers'
+    api = 2
+
+    def apply(self, callback: Callable, route: bottle.Route) -> Callable:
+        if route.name not in DOCUMENTS:
+            return callback
+
+        @functools.wraps(callback)
+        def document(*args: Any, **kwargs: Any) -> Any:
+            body = callback(*args, **kwargs)
+            policy = page_policy() if bottle.request.environ.get(PAGE) else DOCUMENT_POLICY
+            bottle.response.set_header('Content-Security-Policy', policy)
+            bottle.response.set_header('X-Content-Type-Options', 'nosniff')
+            bottle.response.set_header('Referrer-Policy', 'no-referrer')
+            return body
+        return document
+
+
+#: The routes DocumentHeaders wraps, by name.
+DOCUMENTS = ('index', 'openapi', 'favicon')
+#: The policy of a document that is not the page: it loads nothing.
+DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
+
+
+@functools.lru_cache(maxsize=1)
+def page_policy() -> str:
+    """The page's Content-Security-Policy: its own origin only, and of inline code only its
+    own script and style, by hash, so that a script injected into it never runs."""
+    template = page_template()
+    scripts = re.findall(r'<script>(.*?)</script>', template, flags=re.DOTALL)
+    styles = re.findall(r'<style>(.*?)</style>', template, flags=re.DOTALL)
+    return (f"default-src 'self'; script-src {' '.join(map(source_hash, scripts))}; "
+            f"style-src {' '.join(map(source_hash, styles))}; object-src 'none'; "
+            "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+def source_hash(text: str) -> str:
+    """``'sha256-...'``: how a Content-Security-Policy names an inline script or style."""
+    digest = hashlib.sha256(text.encode('utf-8')).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
 def public_origin(environ: dict) -> str:
     """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy)."""
     host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
@@ -2556,13 +2707,14 @@ class Waitress:
             # HTTP/1.0 keep-alive client it stays open.
             self.request.headers['CONNECTION'] = 'close'
             stub = self.channel.server.application  # a StubApp, or any WSGI app
-            if getattr(stub, 'cors', False):  # as Cors does for the app's own answers
-                self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             # The request line as sent, without its HTTP version; none for headers too large
             # to read (waitress then stands a 'GET /' of its own in for it).
             line = getattr(self.request, 'first_line', b'').decode('latin-1').rsplit(' HTTP/', 1)[0]
             if error.code == 431 or not line:
                 line = '-'
+            # As Cors does for the app's own answers: the API's, not the admin endpoints'.
+            if getattr(stub, 'cors', False) and not is_admin_target(line.partition(' ')[2]):
+                self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             # Recorded before it is answered: a client that has its answer finds it journalled.
             if getattr(stub, 'refused', None) is not None:
                 stub.refused(line, error.code, error_code_name(error.code), message,
@@ -2886,7 +3038,8 @@ class StubServer:
 def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
           cors: bool = False, host: str = '127.0.0.1', port: int = 0,
-          journal_size: int = JOURNAL_SIZE) -> Iterator[StubServer]:
+          journal_size: int = JOURNAL_SIZE,
+          allowed_hosts: Iterable[str] | None = ()) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo
@@ -2895,12 +3048,17 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     (``server.api_key``); there the demo key is a ValueError, raised before
     anything is opened. On leaving the block the server stops, then
     ``check()`` raises anything that failed inside it.
+
+    On a loopback ``host``, as on the command line, only requests sent to a
+    loopback name are answered (others get a 421), and to ``allowed_hosts``;
+    None answers any Host. On any other address any Host is answered.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     store = PetStore(db)
     try:
         app = create_app(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
-                         admin=True, cors=cors, journal_size=journal_size)
+                         admin=True, cors=cors, journal_size=journal_size,
+                         allowed_hosts=allowed_hosts if checks_host(host, False) else None)
         if fixtures:
             app.load_fixtures(fixtures)
         with StubServer(app, host, port) as server:
@@ -2946,11 +3104,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--staging', action='store_true',
                         help=f'serve under {STAGING_BASE_PATH} instead of {BASE_PATH}')
     parser.add_argument('--cors', action='store_true',
-                        help='let browser pages on any origin call the stub')
+                        help='let browser pages on any origin call the API (the admin '
+                             'endpoints stay same-origin)')
     parser.add_argument('--trust-proxy', action='store_true',
                         help='take the client\'s scheme, host, port and address from the '
                              'X-Forwarded-Proto, -Host, -Port and -For headers (only behind a '
                              'proxy you run, such as a hosting platform\'s)')
+    parser.add_argument('--allow-host', action='append', default=[], metavar='NAME',
+                        dest='allowed_hosts', type=allowed_host,
+                        help='on loopback, answer requests sent to NAME too (a name in '
+                             '/etc/hosts, a Compose service); repeatable. Without it, a request '
+                             'whose Host is not localhost, 127.x.x.x or [::1] gets a 421')
     parser.add_argument('--admin', action='store_true',
                         help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, '
                              'faults, chaos) for test suites')
@@ -2971,6 +3135,16 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def checks_host(host: str, trust_proxy: bool) -> bool:
+    """Whether a stub listening on ``host`` answers only requests sent to a loopback name.
+
+    Only on loopback: elsewhere it is reached by names it cannot know (a LAN
+    address, a platform's domain), and a generated key guards it. And not
+    behind a proxy (``--trust-proxy``), which routes by name itself.
+    """
+    return is_loopback(host) and not trust_proxy
 
 
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
@@ -3016,6 +3190,13 @@ def chaos_rate(text: str) -> float:
     return rate
 
 
+def allowed_host(text: str) -> str:
+    try:
+        return parse_allowed_host(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def host_name(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError('give an address, such as 127.0.0.1 or 0.0.0.0')
@@ -3055,6 +3236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_host(args.host)
         if args.seed is not None and not args.chaos:
             raise ValueError('--seed goes with a --chaos rate above 0')
+        if args.allowed_hosts and not checks_host(args.host, args.trust_proxy):
+            raise ValueError('--allow-host goes with a loopback --host and no --trust-proxy; '
+                             'otherwise any Host is answered')
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -3097,7 +3281,9 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     app = create_app(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                      journal_size=JOURNAL_SIZE if args.admin else 0,
-                     access_log=None if args.quiet else console)
+                     access_log=None if args.quiet else console,
+                     allowed_hosts=(args.allowed_hosts if checks_host(args.host, args.trust_proxy)
+                                    else None))
     chaos = ''
     if args.chaos:
         seed = app.chaos(args.chaos, seed=args.seed)

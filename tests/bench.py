@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import shutil
 import socket
 import statistics
@@ -411,7 +410,7 @@ def crowd(folder: Path) -> None:
                 crowd_sockets.append(socket.create_connection(('127.0.0.1', stub.port)))
             for _ in range(slow):
                 connection = socket.create_connection(('127.0.0.1', stub.port))
-                connection.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Slow: a\r\n')
+                connection.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a\r\n')
                 crowd_sockets.append(connection)
             waits, answered = [], 0
             for _ in range(20):

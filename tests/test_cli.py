@@ -187,6 +187,41 @@ def test_a_key_that_is_not_a_bearer_token_is_refused(capsys):
     assert 'not a valid bearer token' in capsys.readouterr().err
 
 
+def test_on_loopback_only_loopback_names_are_answered_unless_allowed():
+    assert main(['--port', '0', '--db', ':memory:']) == 0
+    assert main(['--port', '0', '--db', ':memory:', '--allow-host', 'pets.local',
+                 '--allow-host', 'PET_STORE', '--allow-host', '::1']) == 0
+    assert [server.app.allowed_hosts for server in SERVED] == [
+        frozenset(), frozenset({'pets.local', 'pet_store', '[::1]'})]
+
+
+def test_behind_a_proxy_any_host_is_answered():
+    assert main(['--port', '0', '--db', ':memory:', '--trust-proxy']) == 0
+    assert SERVED[0].app.allowed_hosts is None
+
+
+@pytest.mark.parametrize('argv, message', [
+    pytest.param(['--allow-host', 'pets.local:8080'], 'without a port', id='a port'),
+    pytest.param(['--allow-host', ''], 'an allowed host is a host name', id='empty'),
+    pytest.param(['--allow-host', '*'], 'an allowed host is a host name', id='a wildcard'),
+    pytest.param(['--allow-host', 'http://pets.local'], 'an allowed host is a host name',
+                 id='a URL'),
+    pytest.param(['--allow-host', 'pets.local', '--trust-proxy'],
+                 '--allow-host goes with a loopback --host and no --trust-proxy',
+                 id='behind a proxy'),
+    pytest.param(['--allow-host', 'pets.local', '--host', '0.0.0.0'],
+                 '--allow-host goes with a loopback --host', id='on every interface'),
+])
+def test_an_allowed_host_out_of_place_is_a_usage_error(capsys, argv, message):
+    with pytest.raises(SystemExit) as exited:
+        main(['--db', ':memory:', *argv])
+    assert exited.value.code == 2
+    usage, *_, last = capsys.readouterr().err.strip().splitlines()
+    assert usage.startswith('usage: ') and last.startswith('petstore-stub: error: ')
+    assert message in last  # one line says what is wrong
+    assert SERVED == []
+
+
 # waitress leaves the socket that failed to bind for the garbage collector.
 @pytest.mark.filterwarnings('ignore::pytest.PytestUnraisableExceptionWarning')
 def test_a_busy_port_is_a_clear_error(capsys):

@@ -123,7 +123,7 @@ def test_faults_before_the_operation_store_nothing(server):
 def pipelined_creates(port: int, count: int) -> bytes:
     """``count`` creates sent at once on one connection; all that came back until it closed."""
     body = json.dumps(REX).encode()
-    one = (b'POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer petstore-demo-key\r\n'
+    one = (b'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer petstore-demo-key\r\n'
            b'Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' % (len(body), body))
     received = b''
     with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:

@@ -209,3 +209,49 @@ def test_a_hostile_name_is_shown_as_sent_and_a_long_one_wraps(page):
         assert names.nth(1).text_content() == '<img src=x onerror=alert(1)>'
         assert page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')
         assert dialogs == []
+
+
+
+def test_the_page_runs_whole_under_its_content_security_policy(page):
+    with stub.serve(fixtures=True) as server:
+        refusals = []
+        page.on('console', lambda message: refusals.append(message.text)
+                if 'Content Security Policy' in message.text else None)
+        page.goto(origin(server) + '/')
+        expect(page.locator('#pets-table tbody tr')).to_have_count(13)  # its script ran
+        assert page.evaluate('getComputedStyle(document.body).margin') == '0px'  # its style
+        submit(page, 'create-form', name='Pip', categoryId='3')
+        expect(page.locator('#status')).to_have_text('201 Created')  # fetch() to its origin
+        page.locator('#reset').click()  # an admin endpoint, from its own origin
+        expect(page.locator('#pets-table tbody tr')).to_have_count(0)
+        assert refusals == []
+
+
+@pytest.mark.parametrize('injection', [
+    pytest.param("const script = document.createElement('script');"
+                 "script.textContent = 'window.injected = true';"
+                 'document.body.append(script);', id='a script element'),
+    pytest.param("document.body.insertAdjacentHTML('beforeend',"
+                 "'<img src=/nothing onerror=\"window.injected = true\">');",
+                 id='an event handler attribute'),
+])
+def test_a_script_injected_into_the_page_does_not_run(page, injection):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        # Playwright's own evaluation is exempt from the policy; what it injects is not.
+        violated = page.evaluate(f"""() => new Promise(resolve => {{
+            document.addEventListener('securitypolicyviolation',
+                                      event => resolve(event.violatedDirective), {{once: true}});
+            {injection}
+        }})""")
+        assert violated.startswith('script-src')
+        assert page.evaluate('window.injected') is None
+
+
+def test_the_page_is_framed_nowhere(page):
+    with stub.serve() as server:
+        with page.expect_console_message(lambda message: "frame-ancestors 'none'" in message.text):
+            page.set_content(f'<iframe src="{origin(server)}/"></iframe>')  # about:blank
+        frame = page.frames[1]
+        frame.wait_for_url('chrome-error://**')  # the browser's error page in its place
+        assert frame.locator('#base-url').count() == 0

@@ -35,7 +35,7 @@ def raw_post(port: int, body: bytes, key: bool = True) -> int:
     """POST /v1/pets over a fresh connection; the status."""
     with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
         connection.sendall(
-            b'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'
+            b'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
             + (b'Authorization: Bearer petstore-demo-key\r\n' if key else b'')
             + b'Connection: close\r\nContent-Length: %d\r\n\r\n' % len(body) + body)
         data = b''
