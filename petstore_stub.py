@@ -38,7 +38,10 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
         server.reset()
 
 The file reads in two parts, each section under a banner; a first read may
-stop at the end of part 1. The sections, in order:
+stop at the end of part 1, which uses nothing from part 2: ``create_app()``
+is the plain API over a ``PetStore``, a dict of pets behind a lock. Part 2
+wraps it: ``create_stub()`` adds the fixture server's pieces, and
+``StubStore`` the durable file. The sections, in order:
 
     Part 1: the Pet Store API, as a student meets it
       Constants
@@ -105,9 +108,10 @@ from tinydb.storages import Storage
 from waitress import wasyncore
 
 __all__ = [
-    'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'LockedJSONStorage', 'MemoryTable',
-    'PetStore', 'ServerError', 'StubApp', 'StubServer', 'create_app', 'main', 'parse_limit',
-    'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures', 'serve',
+    'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'LockedJSONStorage',
+    'PetStore', 'ServerError', 'StubApp', 'StubServer', 'StubStore', 'create_app', 'create_stub',
+    'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
+    'serve',
 ]
 
 __version__ = '1.0.0'
@@ -147,6 +151,9 @@ OPERATIONS = ('listPets', 'createPet', 'getPet', 'listOrders')
 FAVICON = '/favicon.ico'
 #: How many requests the fixture server's journal keeps.
 JOURNAL_SIZE = 1000
+#: Set in the WSGI environ where an Error body is made: its code and message, for what
+#: wraps the app (the journal, in part 2; the answer to a HEAD has no body to read).
+ERROR = 'petstore_stub.error'
 
 
 # -- ApiError: the one exception, and the Error body ---------------------------
@@ -200,6 +207,33 @@ def render_bottle_error(error: bottle.HTTPError) -> str:
     bottle.response.content_type = 'application/json'
     request.environ[ERROR] = {'code': error_code_name(status), 'message': message}
     return error_json(status, error_code_name(status), message)
+
+
+#: The Error ``code`` for a status that bottle, waitress or a fault answers with.
+ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
+               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error',
+               # Named as RFC 9110 names them, as Python does only from 3.13.
+               414: 'uri_too_long', 416: 'range_not_satisfiable', 422: 'unprocessable_content'}
+
+
+def error_code_name(status: int) -> str:
+    """The Error ``code`` of a status no handler named: ``bad_request``, ``bad_gateway``..."""
+    if status in ERROR_CODES:
+        return ERROR_CODES[status]
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        return f'http_{status}'
+    return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot": i_m_a_teapot
+
+
+def printable(text: str) -> str:
+    """``text`` with every character outside printable ASCII escaped: no forged line, no
+    terminal escape."""
+    if text.isascii() and text.isprintable():
+        return text
+    return ''.join(c if ' ' <= c <= '~' else f'\\x{ord(c):02x}' if ord(c) < 0x100
+                   else f'\\u{ord(c):04x}' for c in text)
 
 
 # -- Validation: pure functions from raw input to clean values -----------------
@@ -431,26 +465,18 @@ def check_api_keys(api_keys: Sequence[str]) -> None:
 # -- The app: the four operations ----------------------------------------------
 
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
-               base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-               trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-               access_log: Console | None = None,
-               allowed_hosts: Iterable[str] | None = None) -> StubApp:
+               base_path: str = BASE_PATH, public_paths: Iterable[str] = ()) -> bottle.Bottle:
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
-    ``/staging/v1``. The rest is for the fixture server and demos (see
-    ``StubApp``): ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets
-    pages on any origin call it, the journal keeps the last ``journal_size``
-    requests, ``trust_proxy`` takes the client's address from ``X-Forwarded-*``
-    headers, ``access_log`` gets a line per request, and ``allowed_hosts``,
-    unless None, answers only requests whose Host is a loopback name or one of
-    these (for an app served on loopback; see ``HostCheck``).
+    ``/staging/v1``. ``public_paths`` may be fetched (GET or HEAD) without a
+    key: the documents part 2 adds. ``create_stub()`` wraps this app in the
+    fixture server.
     """
     check_api_keys(api_keys)
-    hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
     store = PetStore() if store is None else store
     api = bottle.Bottle()
-    public_paths = {'/', f'{base_path}/openapi.json', FAVICON}
+    public_paths = set(public_paths)
 
     @api.hook('before_request')
     def check_key() -> None:
@@ -498,9 +524,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
                        'the stub does not serve it')
 
     api.default_error_handler = render_bottle_error
-    return StubApp(api, store, api_keys, base_path, admin=admin, cors=cors,
-                   trust_proxy=trust_proxy, journal_size=journal_size, access_log=access_log,
-                   allowed_hosts=hosts)
+    return api
 
 
 def mount_point() -> str:
@@ -511,79 +535,72 @@ def mount_point() -> str:
 # -- The store the operations use ----------------------------------------------
 
 class PetStore:
-    """The pets, behind one lock: in memory, or in a TinyDB file that survives a crash.
+    """The pets, by id, behind one lock: a dict in memory.
 
-    ``PetStore()`` keeps them in memory (``MemoryTable``); ``PetStore(path)``
-    in a TinyDB JSON file and its log (``DurableTable``, in part 2). A pet is
-    visible, and its creation acknowledged, only once it is durable. A pet
-    never changes once stored, so it is rendered as JSON once; at most
-    ``rendered_pets`` are kept rendered (about 150 bytes each).
+    The operations need no more than this. In part 2, ``StubStore`` keeps
+    the same interface over a TinyDB file that survives a crash.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *,
-                 checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
-        self.path = None if path is None else Path(path)
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._table = MemoryTable() if path is None else DurableTable(
-            path, self._lock, checkpoint_lines=checkpoint_lines)
-        self._rendered: dict[int, tuple[dict, str]] = {}  #: pet id -> (document, its Pet JSON)
-        self._rendered_pets = rendered_pets
+        self._pets: dict[int, dict] = {}  #: pet id -> document, in id order
+        self._next_id = 1
 
     def add(self, new_pet: Mapping[str, Any]) -> dict:
-        """Store a validated NewPet; return the Pet, with its new id, once it is durable."""
+        """Store a validated NewPet; return the Pet, with its new id."""
         return self.add_many([new_pet])[0]
 
     def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
-        change = Change([dict(pet) for pet in new_pets])
+        """Store validated NewPets together, with consecutive ids."""
         with self._lock:
-            self._table.submit(change)
-        self._table.wait(change)
-        return [as_pet(pet_id, pet) for pet_id, pet in change.pets().items()]
+            first = self._next_id
+            if first + len(new_pets) - 1 > INT64_MAX:
+                raise no_more_ids()
+            self._pets.update((first + n, dict(pet)) for n, pet in enumerate(new_pets))
+            self._next_id += len(new_pets)
+        return [as_pet(first + n, pet) for n, pet in enumerate(new_pets)]
 
     def list_json(self, limit: int, status: str | None = None) -> str:
         """The first ``limit`` pets by id, of ``status`` if given: the JSON array listPets sends."""
         with self._lock:
-            pets: Iterable[tuple[int, dict]] = self._table.pets.items()
+            pets: Iterable[tuple[int, dict]] = self._pets.items()
             if status is not None:
                 pets = (item for item in pets if item[1].get('status') == status)
             # The scan stops at ``limit`` matches.
-            return f'[{", ".join(self._render(*item) for item in itertools.islice(pets, limit))}]'
+            return f'[{", ".join(self.pet_json(*item) for item in itertools.islice(pets, limit))}]'
 
     def get_json(self, pet_id: int) -> str | None:
         """The pet as the JSON object getPet sends, or None."""
         with self._lock:
-            pet = self._table.pets.get(pet_id)  # a dictionary lookup, however many pets
-            return None if pet is None else self._render(pet_id, pet)
+            pet = self._pets.get(pet_id)  # a dictionary lookup, however many pets
+            return None if pet is None else self.pet_json(pet_id, pet)
 
-    def _render(self, pet_id: int, document: dict) -> str:
-        rendered = self._rendered.get(pet_id)
-        if rendered is None or rendered[0] is not document:  # none yet, or a pet since a reset
-            if len(self._rendered) >= self._rendered_pets:
-                self._rendered.clear()  # a bound on memory, at the price of rendering again
-            rendered = self._rendered[pet_id] = (
-                document, json.dumps(as_pet(pet_id, document), ensure_ascii=False))
-        return rendered[1]
+    def pet_json(self, pet_id: int, document: dict) -> str:
+        return json.dumps(as_pet(pet_id, document), ensure_ascii=False)
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._table.pets)
+            return len(self._pets)
 
     def reset(self) -> None:
         """Remove every pet; ids start again at 1."""
-        change = Change(None)
         with self._lock:
-            self._table.submit(change)
-        self._table.wait(change)
+            self._pets.clear()
+            self._next_id = 1
 
     def close(self) -> None:
-        """Fold the log into the file and release both (a file store)."""
-        self._table.close()
+        """Release what the store holds (nothing, in memory)."""
 
     def __enter__(self) -> PetStore:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
+
+
+def no_more_ids() -> ApiError:
+    return ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is taken; '
+                                          'the store can take no more pets')
 
 
 def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
@@ -820,9 +837,7 @@ class Change:
         if isinstance(self.failure, OSError):
             raise storage_error(path, self.failure)
         if self.failure == 'ids_exhausted':
-            raise ApiError(507, 'ids_exhausted',
-                           f'every pet id up to {INT64_MAX} (int64) is taken; '
-                           'the store can take no more pets')
+            raise no_more_ids()
 
 
 def give_ids(changes: Iterable[Change], next_id: int) -> int:
@@ -847,27 +862,6 @@ def apply_change(pets: dict[int, dict], change: Change) -> None:
         pets.clear()
     elif change.failure is None:
         pets.update(change.pets())
-
-
-class MemoryTable:
-    """The pets in memory only: a change is made, and visible, at once."""
-
-    def __init__(self) -> None:
-        self.pets: dict[int, dict] = {}  #: pet id -> document, in id order
-        self.next_id = 1
-
-    def submit(self, change: Change) -> Change:
-        """Make ``change`` (the caller holds the store's lock)."""
-        self.next_id = give_ids([change], self.next_id)
-        apply_change(self.pets, change)
-        return change
-
-    def wait(self, change: Change) -> None:
-        """Return once ``change`` is made; raise an ApiError if it could not be."""
-        change.check()
-
-    def close(self) -> None:
-        pass
 
 
 class Batch:
@@ -1078,6 +1072,59 @@ class DurableTable:
             self._storage.close()
 
 
+class StubStore(PetStore):
+    """The store the stub runs on: PetStore, with each Pet's JSON kept once rendered, and,
+    given a ``path``, its pets in a TinyDB file and its log (``DurableTable``).
+
+    A pet never changes once stored, so it is rendered as JSON once; at most
+    ``rendered_pets`` are kept rendered (about 150 bytes each). In a file, a
+    pet is visible, and its creation acknowledged, only once it is durable.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *,
+                 checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
+        super().__init__()
+        self.path = None if path is None else Path(path)
+        self._table = None if path is None else DurableTable(
+            path, self._lock, checkpoint_lines=checkpoint_lines)
+        if self._table is not None:
+            self._pets = self._table.pets  # the table changes them, under the store's lock
+        self._rendered: dict[int, tuple[dict, str]] = {}  #: pet id -> (document, its Pet JSON)
+        self._rendered_pets = rendered_pets
+
+    def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
+        if self._table is None:
+            return super().add_many(new_pets)
+        return [as_pet(pet_id, pet) for pet_id, pet in self._make(
+            Change([dict(pet) for pet in new_pets])).pets().items()]
+
+    def reset(self) -> None:
+        if self._table is None:
+            super().reset()
+        else:
+            self._make(Change(None))
+
+    def _make(self, change: Change) -> Change:
+        """Group commit: submit under the lock, then wait, without it, until it is on disk."""
+        with self._lock:
+            self._table.submit(change)
+        self._table.wait(change)
+        return change
+
+    def pet_json(self, pet_id: int, document: dict) -> str:
+        rendered = self._rendered.get(pet_id)
+        if rendered is None or rendered[0] is not document:  # none yet, or a pet since a reset
+            if len(self._rendered) >= self._rendered_pets:
+                self._rendered.clear()  # a bound on memory, at the price of rendering again
+            rendered = self._rendered[pet_id] = (document, super().pet_json(pet_id, document))
+        return rendered[1]
+
+    def close(self) -> None:
+        """Fold the log into the file and release both (a file store)."""
+        if self._table is not None:
+            self._table.close()
+
+
 def append_durably(descriptor: int, data: bytes) -> None:
     """Append ``data`` to an open log; return once it is on disk."""
     write_all(descriptor, data)
@@ -1092,7 +1139,7 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 
 # -- The fixture server: StubApp and its pieces --------------------------------
 #
-# create_app() hands its bottle app to StubApp, which adds the public
+# create_stub() hands create_app()'s bottle app to StubApp, which adds the public
 # documents and the admin endpoints, installs the faults as a bottle plugin,
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
@@ -1100,24 +1147,6 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 #         -> Cors -> bottle
 #
 # (the last with the key check, the routes, and the faults as a plugin).
-
-#: The Error ``code`` for a status that bottle, waitress or a fault answers with.
-ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
-               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error',
-               # Named as RFC 9110 names them, as Python does only from 3.13.
-               414: 'uri_too_long', 416: 'range_not_satisfiable', 422: 'unprocessable_content'}
-
-
-def error_code_name(status: int) -> str:
-    """The Error ``code`` of a status no handler named: ``bad_request``, ``bad_gateway``..."""
-    if status in ERROR_CODES:
-        return ERROR_CODES[status]
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        return f'http_{status}'
-    return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot": i_m_a_teapot
-
 
 ADMIN_PREFIX = '/__admin/'
 #: What the journal keeps of each request (see journal_entry()).
@@ -1155,13 +1184,35 @@ RECORD = 'petstore_stub.record'
 #: Set by the fence: the event that lets go the requests under way when it passed them.
 RELEASE = 'petstore_stub.release'
 RECORDED = 'petstore_stub.recorded'
-#: Set where an Error body is made for a request: its code and message, for the journal
-#: (the answer to a HEAD carries no body to read them from).
-ERROR = 'petstore_stub.error'
+
+
+def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
+                base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
+                trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
+                access_log: Console | None = None,
+                allowed_hosts: Iterable[str] | None = None) -> StubApp:
+    """create_app()'s API as the fixture server serves it, over ``store`` (a new
+    ``StubStore`` in memory by default).
+
+    ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets pages on any
+    origin call the API, the journal keeps the last ``journal_size``
+    requests, ``trust_proxy`` takes the client's address from
+    ``X-Forwarded-*`` headers, ``access_log`` gets a line per request, and
+    ``allowed_hosts``, unless None, answers only requests whose Host is a
+    loopback name or one of these (for an app served on loopback; see
+    ``HostCheck``).
+    """
+    store = StubStore() if store is None else store
+    hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
+    api = create_app(store, api_keys, base_path,
+                     public_paths=('/', f'{base_path}/openapi.json', FAVICON))
+    return StubApp(api, store, api_keys, base_path, admin=admin, cors=cors,
+                   trust_proxy=trust_proxy, journal_size=journal_size, access_log=access_log,
+                   allowed_hosts=hosts)
 
 
 class StubApp:
-    """The WSGI app create_app() returns, and the handles a test holds it by.
+    """The WSGI app create_stub() returns, and the handles a test holds it by.
 
     It composes bottle rather than subclassing it: ``api`` is the bottle app,
     and each cross-cutting piece is a plugin or a middleware of its own. A
@@ -2317,15 +2368,6 @@ def log_line(client: str, request: str, status: str, duration: str) -> str:
             f'{printable(request)} {status} {duration}')
 
 
-def printable(text: str) -> str:
-    """``text`` with every character outside printable ASCII escaped: no forged line, no
-    terminal escape."""
-    if text.isascii() and text.isprintable():
-        return text
-    return ''.join(c if ' ' <= c <= '~' else f'\\x{ord(c):02x}' if ord(c) < 0x100
-                   else f'\\u{ord(c):04x}' for c in text)
-
-
 class Console:
     """Text for a person to read (the banner, the access log, stderr while serving) that never
     costs a request.
@@ -3054,9 +3096,9 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     None answers any Host. On any other address any Host is answered.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
-    store = PetStore(db)
+    store = StubStore(db)
     try:
-        app = create_app(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
+        app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
                          admin=True, cors=cors, journal_size=journal_size,
                          allowed_hosts=allowed_hosts if checks_host(host, False) else None)
         if fixtures:
@@ -3244,7 +3286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # Read first: a fixtures file that cannot be used leaves no new database behind.
         fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
-        store = PetStore(None if args.db == MEMORY_DB else args.db)
+        store = StubStore(None if args.db == MEMORY_DB else args.db)
     except DatabaseError as error:
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
@@ -3278,7 +3320,7 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
     # Without --admin nothing can read the journal, so none is kept.
-    app = create_app(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
+    app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                      journal_size=JOURNAL_SIZE if args.admin else 0,
                      access_log=None if args.quiet else console,
@@ -3451,7 +3493,7 @@ if 'pytest' in sys.modules:
             pytest.fail('the petstore_app fixture needs WebTest: '
                         "pip install 'petstore-stub[pytest]'", pytrace=False)
 
-        app = create_app(api_keys=[petstore_api_key], admin=True,
+        app = create_stub(api_keys=[petstore_api_key], admin=True,
                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)
         if petstore_fixtures:
             app.load_fixtures(petstore_fixtures)

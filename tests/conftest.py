@@ -26,7 +26,7 @@ def make_client(app: stub.StubApp) -> webtest.TestApp:
 
 @pytest.fixture
 def app() -> stub.StubApp:
-    return stub.create_app()
+    return stub.create_stub()
 
 
 @pytest.fixture
@@ -35,10 +35,11 @@ def client(app: stub.StubApp) -> webtest.TestApp:
     return make_client(app)
 
 
-@pytest.fixture(params=['memory', 'file'])
+@pytest.fixture(params=['plain', 'memory', 'file'])
 def store(request: pytest.FixtureRequest, tmp_path) -> Iterator[stub.PetStore]:
-    """Each store test runs over both storages."""
-    with stub.PetStore(None if request.param == 'memory' else tmp_path / 'pets.json') as store:
+    """Each store test runs over part 1's PetStore, and the stub's in memory and in a file."""
+    with (stub.PetStore() if request.param == 'plain' else
+          stub.StubStore(None if request.param == 'memory' else tmp_path / 'pets.json')) as store:
         yield store
 
 

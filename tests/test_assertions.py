@@ -15,7 +15,7 @@ pytest_plugins = ['pytester']
 
 @pytest.fixture
 def app():
-    app = stub.create_app()
+    app = stub.create_stub()
     client = webtest.TestApp(app)
     client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': '3'}, headers=AUTH, status=400)
     client.post_json('/v1/pets', {'name': 'Bella', 'categoryId': 2, 'status': 'sold'},
@@ -104,7 +104,7 @@ listPets was called once; expected never:
 
 
 def test_json_is_compared_as_json_not_as_python():
-    app = stub.create_app()
+    app = stub.create_stub()
     webtest.TestApp(app).post('/v1/pets', '{"name": "Rex", "categoryId": 1}', headers=AUTH,
                               content_type='application/json')
     app.assert_called('createPet', json={'name': 'Rex', 'categoryId': 1})
@@ -144,7 +144,7 @@ def test_a_query_value_may_be_a_tuple(app):
 
 def test_the_readme_shows_the_message_pytest_prints(app):
     readme = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
-    single = stub.create_app()
+    single = stub.create_stub()
     webtest.TestApp(single).post_json('/v1/pets', {'name': 'Rex', 'categoryId': '3'},
                                       headers=AUTH, status=400)
     message = failure(single.assert_called, 'createPet', json={'name': 'Rex', 'categoryId': 3})
@@ -230,7 +230,7 @@ def test_what_the_guard_counts_as_malformed(status, operation, refused):
 
 
 def test_a_request_cut_in_the_journal_is_said_to_be_and_the_message_stays_short():
-    app = stub.create_app()
+    app = stub.create_stub()
     long_pet = {'name': 'R' * 5000, 'categoryId': 1}
     webtest.TestApp(app).post_json('/v1/pets', long_pet, headers=AUTH, status=201)
     message = failure(app.assert_called, 'createPet', json=long_pet)
@@ -245,7 +245,7 @@ def test_a_request_cut_in_the_journal_is_said_to_be_and_the_message_stays_short(
     pytest.param(lambda app: app.assert_not_called('createPet'), id='an operation called'),
 ])
 def test_a_failure_among_many_requests_lists_a_few_and_counts_the_rest(expectation):
-    app = stub.create_app()
+    app = stub.create_stub()
     client = webtest.TestApp(app)
     for number in range(50):
         client.post_json('/v1/pets', {'name': f'Rex{number}', 'categoryId': 1}, headers=AUTH)

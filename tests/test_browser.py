@@ -79,7 +79,7 @@ def test_the_cli_cors_flag(monkeypatch):
 # -- the index ---------------------------------------------------------------------
 
 def test_the_index_needs_no_key_and_says_what_to_do_next():
-    index = webtest.TestApp(stub.create_app()).get('/', status=200).json
+    index = webtest.TestApp(stub.create_stub()).get('/', status=200).json
     assert index['name'].startswith('Pet Store API')
     assert index['version'] == '1.0.0'
     assert index['base_path'] == '/v1'
@@ -90,13 +90,13 @@ def test_the_index_needs_no_key_and_says_what_to_do_next():
 
 
 def test_the_index_does_not_show_the_demo_key_when_it_is_not_accepted():
-    index = webtest.TestApp(stub.create_app(api_keys=['private'])).get('/').json
+    index = webtest.TestApp(stub.create_stub(api_keys=['private'])).get('/').json
     assert stub.DEMO_API_KEY not in json.dumps(index)
     assert 'private' not in json.dumps(index)
 
 
 def test_the_index_follows_staging():
-    index = make_client(stub.create_app(base_path='/staging/v1')).get('/').json
+    index = make_client(stub.create_stub(base_path='/staging/v1')).get('/').json
     assert index['openapi'] == '/staging/v1/openapi.json'
     assert index['operations']['createPet'] == 'POST /staging/v1/pets'
 
@@ -108,7 +108,7 @@ FORWARDED = {'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pets.example.com
 
 
 def served_base_url(trust_proxy: bool) -> str:
-    with stub.StubServer(stub.create_app(trust_proxy=trust_proxy)) as server:
+    with stub.StubServer(stub.create_stub(trust_proxy=trust_proxy)) as server:
         _, _, body = request(server, 'GET', '/', FORWARDED)
     return json.loads(body)['base_url']
 
@@ -144,21 +144,21 @@ BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.
     pytest.param('text/html;q=0', False, id='not HTML'),
 ])
 def test_a_browser_gets_the_page_and_everyone_else_the_json_index(accept, html):
-    response = webtest.TestApp(stub.create_app()).get('/', headers={'Accept': accept})
+    response = webtest.TestApp(stub.create_stub()).get('/', headers={'Accept': accept})
     assert response.content_type == ('text/html' if html else 'application/json')
     assert response.headers['Vary'] == 'Accept'
     assert ('<!doctype html>' in response.text) is html
 
 
 def test_the_page_names_its_base_path_and_offers_the_demo_key_only_on_loopback():
-    app = stub.create_app(base_path='/staging/v1', admin=True)
+    app = stub.create_stub(base_path='/staging/v1', admin=True)
     local = webtest.TestApp(app, extra_environ={'REMOTE_ADDR': '127.0.0.1'})
     remote = webtest.TestApp(app, extra_environ={'REMOTE_ADDR': '203.0.113.9'})
     page = local.get('/', headers={'Accept': 'text/html'}).text
     assert ('{"basePath": "/staging/v1", "demoKey": "petstore-demo-key", "admin": true}'
             in page)
     assert stub.DEMO_API_KEY not in remote.get('/', headers={'Accept': 'text/html'}).text
-    private = webtest.TestApp(stub.create_app(api_keys=['s3cret']))
+    private = webtest.TestApp(stub.create_stub(api_keys=['s3cret']))
     page = private.get('/', headers={'Accept': 'text/html'}, extra_environ={
         'REMOTE_ADDR': '127.0.0.1'}).text
     assert '"demoKey": null' in page and 's3cret' not in page
@@ -171,7 +171,7 @@ def test_the_page_is_one_file_that_fetches_nothing_from_elsewhere():
 
 
 def test_a_browser_visit_is_not_in_the_journal():
-    app = stub.create_app()
+    app = stub.create_stub()
     client = webtest.TestApp(app)
     client.get('/', headers={'Accept': BROWSER_ACCEPT})
     client.get('/favicon.ico', status=204)

@@ -362,7 +362,7 @@ def moved_over(path):
 def test_a_second_stub_on_a_replaced_database_is_refused_in_one_line_and_nothing_is_lost(
         capsys, tmp_path, replace):
     path = tmp_path / 'p.json'
-    with stub.PetStore(path) as first:
+    with stub.StubStore(path) as first:
         first.add({'name': 'one', 'categoryId': 1})
         replace(path)
         assert main(['--port', '0', '--db', str(path)]) == 1
@@ -370,7 +370,7 @@ def test_a_second_stub_on_a_replaced_database_is_refused_in_one_line_and_nothing
         assert err.count('\n') == 1
         assert 'another stub is using this database' in err
         assert first.add({'name': 'fromA', 'categoryId': 1})['id'] == 2
-    with stub.PetStore(path) as restarted:
+    with stub.StubStore(path) as restarted:
         assert [pet['name'] for pet in listed(restarted)] == ['one', 'fromA']
 
 

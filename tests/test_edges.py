@@ -178,7 +178,7 @@ BAD_CREDENTIALS = [
 @pytest.fixture
 def api() -> webtest.TestApp:
     """A stub with three pets, in-process."""
-    client = make_client(stub.create_app())
+    client = make_client(stub.create_stub())
     for name in ('Rex', 'Bella', 'Max'):
         client.post_json('/v1/pets', {'name': name, 'categoryId': 1})
     return client
@@ -245,7 +245,7 @@ def test_a_bad_query_is_a_400_and_changes_nothing(api, query):
 @pytest.mark.parametrize('method, path', [('GET', '/v1/pets'), ('POST', '/v1/pets'),
                                           ('GET', '/v1/pets/1'), ('GET', '/v1/nowhere')])
 def test_bad_credentials_are_a_401_before_anything_else(method, path, headers, code):
-    app = stub.create_app()
+    app = stub.create_stub()
     client = webtest.TestApp(app)
     response = client.request(path, method=method, headers={**headers, 'Content-Type': JSON},
                               body=pet_body() if method == 'POST' else b'', status='*')
@@ -274,7 +274,7 @@ def test_a_status_is_read_as_utf8_and_shown_as_sent(api):
 @pytest.mark.parametrize('path', ['/', '/v1/openapi.json', '/favicon.ico'])
 @pytest.mark.parametrize('method', ['GET', 'HEAD'])
 def test_the_public_documents_need_no_key_for_head_as_for_get(method, path):
-    response = webtest.TestApp(stub.create_app()).request(path, method=method, status='*')
+    response = webtest.TestApp(stub.create_stub()).request(path, method=method, status='*')
     assert response.status_int in (200, 204)
 
 
@@ -282,7 +282,7 @@ def test_the_browsers_favicon_request_gets_a_204_and_no_log_line():
     import io
     log = io.StringIO()
     console = stub.Console(log)
-    client = webtest.TestApp(stub.create_app(access_log=console))
+    client = webtest.TestApp(stub.create_stub(access_log=console))
     response = client.get('/favicon.ico', status=204)
     console.close()
     assert response.body == b''

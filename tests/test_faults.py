@@ -257,7 +257,7 @@ def test_retry_after_goes_with_429_and_503(server, status):
 # -- chaos ------------------------------------------------------------------------------
 
 def statuses_under_chaos(seed: int, count: int = 60) -> list[int]:
-    app = stub.create_app()
+    app = stub.create_stub()
     app.chaos(0.5, faults=(500, 502, 503, 429), seed=seed)
     client = webtest.TestApp(app)
     return [client.get('/v1/pets', headers=AUTH, status='*').status_int for _ in range(count)]
@@ -353,7 +353,7 @@ def test_a_fault_says_where_it_came_from(server):
 def test_the_access_log_tells_a_reset_from_a_drop():
     log = io.StringIO()
     console = stub.Console(log)
-    app = stub.create_app(access_log=console)
+    app = stub.create_stub(access_log=console)
     with stub.StubServer(app) as server:
         for fault in ('drop', 'reset'):
             app.fail_next(fault)

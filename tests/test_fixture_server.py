@@ -76,7 +76,7 @@ def test_serve_keeps_nothing_on_disk_by_default(tmp_path, monkeypatch):
 def test_serve_with_a_db_file_keeps_the_pets(tmp_path):
     with stub.serve(db=tmp_path / 'pets.json') as server:
         server.add_pet('Rex', 1)
-    with stub.PetStore(tmp_path / 'pets.json') as reopened:
+    with stub.StubStore(tmp_path / 'pets.json') as reopened:
         assert fetched(reopened, 1)['name'] == 'Rex'
 
 
@@ -230,7 +230,7 @@ def test_a_utf8_header_value_is_journalled_as_sent():
     pytest.param('/v1/pets', {}, id='no key'),
 ])
 def test_a_head_error_is_journalled_with_its_code_and_message_as_a_get_is(path, headers):
-    client = webtest.TestApp(stub.create_app())
+    client = webtest.TestApp(stub.create_stub())
     for method in ('GET', 'HEAD'):
         client.request(path, method=method, headers=headers, status='*')
     got, head = client.app.requests
@@ -238,7 +238,7 @@ def test_a_head_error_is_journalled_with_its_code_and_message_as_a_get_is(path, 
 
 
 def test_the_journal_keeps_the_last_1000_requests():
-    client = make_client(stub.create_app())
+    client = make_client(stub.create_stub())
     for number in range(1005):
         client.get(f'/v1/pets?limit={number % 100 + 1}')
     entries = client.app.requests
@@ -248,7 +248,7 @@ def test_the_journal_keeps_the_last_1000_requests():
 
 
 def test_a_full_journal_of_bodies_of_many_small_values_stays_within_its_bound():
-    client = make_client(stub.create_app(journal_size=200))
+    client = make_client(stub.create_stub(journal_size=200))
     many_objects = b'[' + b','.join([b'{}'] * 1365) + b']'  # 4 KiB
     client.post('/v1/pets', many_objects, headers={'Content-Type': 'application/json'},
                 status=400)
@@ -347,7 +347,7 @@ def test_every_fault_status_is_an_error_body_on_a_real_server():
     pytest.param(599, 'http_599', 'Content-Type', 'application/json', id='599, unnamed'),
 ])
 def test_a_fault_status_carries_the_header_http_requires_of_it(status, code, header, value):
-    client = make_client(stub.create_app())
+    client = make_client(stub.create_stub())
     client.app.fail_next(status)
     response = client.get('/v1/pets', status=status)
     assert (response.json['code'], response.headers[header]) == (code, value)
@@ -418,14 +418,14 @@ def test_fail_next_drop_closes_the_connection_without_a_response():
 ])
 def test_fail_next_refuses_a_fault_it_cannot_inject(fault, options, words):
     with pytest.raises(ValueError, match=words):
-        stub.create_app().fail_next(fault, **options)
+        stub.create_stub().fail_next(fault, **options)
 
 
 # -- the admin endpoints ---------------------------------------------------------
 
 @pytest.fixture
 def admin_client():
-    return make_client(stub.create_app(admin=True))
+    return make_client(stub.create_stub(admin=True))
 
 
 def test_admin_endpoints_are_404_unless_enabled(client):
@@ -543,7 +543,7 @@ def test_a_body_that_cannot_go_out_again_as_json_is_journalled_as_text(body):
 def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
     log = io.StringIO()
     console = stub.Console(log)
-    app = stub.create_app(access_log=console)
+    app = stub.create_stub(access_log=console)
     with stub.StubServer(app, threads=4) as server:
         app.delay = 5  # four requests held by workers, four more waiting for a worker
 
@@ -574,17 +574,17 @@ def test_a_delay_that_is_no_number_of_seconds_is_refused(seconds):
 @pytest.mark.parametrize('api_keys', [[''], [None], 'petstore-demo-key', [], ['two words']])
 def test_an_api_key_no_client_could_send_is_refused(api_keys):
     with pytest.raises(ValueError, match='API key|list of one or more'):
-        stub.create_app(api_keys=api_keys)
+        stub.create_stub(api_keys=api_keys)
 
 
 def test_after_a_stop_nothing_is_held_again():
-    app = stub.create_app()
+    app = stub.create_stub()
     app.release(stopping=True)
     assert app.hold(30, {}) is True  # at once: a request that would wait for a worker must not
 
 
 def test_a_request_under_way_at_a_clear_holds_no_more_even_if_it_reaches_its_hold_after():
-    app = stub.create_app()
+    app = stub.create_stub()
     environ = {stub.RELEASE: app.cleared}  # as the fence leaves it on a request it lets in
     app.clear()
     assert app.hold(30, environ) is True  # at once, though the clear is over
@@ -593,7 +593,7 @@ def test_a_request_under_way_at_a_clear_holds_no_more_even_if_it_reaches_its_hol
 
 @pytest.mark.parametrize('fault', ['drop', 'reset', 'hang'])
 def test_a_connection_fault_in_process_says_it_needs_a_server(fault):
-    client = make_client(stub.create_app())
+    client = make_client(stub.create_stub())
     client.app.fail_next(fault)  # hang would otherwise hold this test for 30 s first
     response = client.get('/v1/pets', status=500)
     assert response.json['code'] == 'fault_needs_a_server'
@@ -603,7 +603,7 @@ def test_a_connection_fault_in_process_says_it_needs_a_server(fault):
 
 @pytest.mark.slow  # it gives the server a fifth of a second to read a request
 def test_a_request_refused_as_not_valid_http_before_a_clear_is_not_journalled_after_it():
-    app = stub.create_app()
+    app = stub.create_stub()
     with stub.StubServer(app, threads=1) as server:
         app.delay = 5  # the one worker is held: the refusal below must wait for it
         held = socket.create_connection(('127.0.0.1', server.port), timeout=10)

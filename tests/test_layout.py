@@ -1,5 +1,6 @@
 """The file reads as its docstring says: the map is true, and the API comes first."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -26,3 +27,27 @@ def test_a_first_read_meets_the_four_operations_before_any_machinery():
     assert first['def create_app'] < first['class PetStore'] < first['# Part 2']
     assert first['def create_app'] < 500
     assert first['# Part 2'] < first['class DurableTable']
+
+
+def test_part_1_uses_no_name_that_part_2_defines():
+    tree = ast.parse('\n'.join(SOURCE))
+    part_2 = next(n for n, line in enumerate(SOURCE, 1) if line.startswith('# Part 2'))
+    later = {target.id if isinstance(target, ast.Name) else target.name
+             for node in tree.body if node.lineno > part_2
+             for target in ([node] if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                            else getattr(node, 'targets', []))
+             if isinstance(target, (ast.Name, ast.FunctionDef, ast.ClassDef))}
+    used = {(node.id, node.lineno) for top in tree.body if top.lineno < part_2
+            for node in ast.walk(top)
+            if isinstance(node, ast.Name) and node.id in later and not in_annotation(top, node)}
+    assert not used, f'part 1 uses these names from part 2: {sorted(used)}'
+
+
+def in_annotation(top: ast.AST, name: ast.Name) -> bool:
+    """Whether ``name`` is inside an annotation (a string, under ``from __future__ import
+    annotations``, so never looked up at run time)."""
+    annotations = [node.annotation for node in ast.walk(top)
+                   if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation]
+    annotations += [node.returns for node in ast.walk(top)
+                    if isinstance(node, ast.FunctionDef) and node.returns]
+    return any(name in ast.walk(annotation) for annotation in annotations)

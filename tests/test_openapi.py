@@ -13,7 +13,7 @@ from conftest import make_client
 
 @pytest.fixture(params=[stub.BASE_PATH, stub.STAGING_BASE_PATH])
 def document(request):
-    client = make_client(stub.create_app(base_path=request.param))
+    client = make_client(stub.create_stub(base_path=request.param))
     response = client.get(f'{request.param}/openapi.json', headers={'Authorization': ''})
     assert response.status_int == 200
     return response.json
@@ -26,7 +26,7 @@ def test_openapi_json_is_valid_openapi_3(document):
 
 
 def test_openapi_json_needs_no_key():
-    assert webtest.TestApp(stub.create_app()).get('/v1/openapi.json', status=200).json['paths']
+    assert webtest.TestApp(stub.create_stub()).get('/v1/openapi.json', status=200).json['paths']
 
 
 def test_servers_list_this_stub_first_and_the_other_base_path(document):
@@ -36,7 +36,7 @@ def test_servers_list_this_stub_first_and_the_other_base_path(document):
 
 def test_openapi_operations_are_exactly_the_served_routes(document):
     app_base = document['servers'][0]['url']
-    app = stub.create_app(base_path=app_base)
+    app = stub.create_stub(base_path=app_base)
     served = {(route.method, route.rule): route.name for route in app.api.routes
               if route.rule.startswith(app_base) and route.name != 'openapi'}
     described = {(method.upper(), app_base + re.sub(r'\{petId\}', '<pet_id>', path)):
@@ -85,7 +85,7 @@ def test_the_schemas_and_the_bearer_scheme(document):
     (415, None),
 ])
 def test_the_statuses_the_app_returns_are_described(status, body):
-    client = make_client(stub.create_app())
+    client = make_client(stub.create_stub())
     document = client.get('/v1/openapi.json').json
     if body is None:
         response = client.post('/v1/pets', 'x', content_type='text/plain', status='*')

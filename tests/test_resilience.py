@@ -89,7 +89,7 @@ def test_the_journal_keeps_a_slice_of_each_body_whatever_its_size():
 
 
 def test_a_journal_entry_is_bounded_in_every_field():
-    app = stub.create_app()
+    app = stub.create_stub()
     import webtest
     client = webtest.TestApp(app)
     headers = {f'X-H{n}': 'v' * 1000 for n in range(20)}
@@ -105,7 +105,7 @@ def test_a_journal_entry_is_bounded_in_every_field():
 
 def test_a_small_body_is_kept_whole_and_not_marked_truncated():
     import webtest
-    app = stub.create_app()
+    app = stub.create_stub()
     webtest.TestApp(app).post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}, headers=AUTH)
     (entry,) = app.requests
     assert (entry['body'], entry['truncated']) == ({'name': 'Rex', 'categoryId': 1}, False)
@@ -113,7 +113,7 @@ def test_a_small_body_is_kept_whole_and_not_marked_truncated():
 
 def test_failures_kept_for_check_are_bounded_and_hold_no_frames(monkeypatch):
     import webtest
-    app = stub.create_app()
+    app = stub.create_stub()
     monkeypatch.setattr(app.store, 'list_json', lambda *args, **options: 1 / 0)
     client = webtest.TestApp(app)
     for _ in range(stub.ERRORS_KEPT + 50):
@@ -333,7 +333,7 @@ def status_of(url: str, method: str, path: str, headers: dict) -> int:
 
 
 def base_url_behind_proxy(headers: dict) -> tuple[int, dict]:
-    with stub.StubServer(stub.create_app(trust_proxy=True)) as server:
+    with stub.StubServer(stub.create_stub(trust_proxy=True)) as server:
         connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
         connection.request('GET', '/', headers=headers)
         response = connection.getresponse()
@@ -378,7 +378,7 @@ def test_the_access_log_names_the_client_the_proxy_reports():
     import io
     log = io.StringIO()
     console = stub.Console(log)
-    with stub.StubServer(stub.create_app(access_log=console, trust_proxy=True)) as server:
+    with stub.StubServer(stub.create_stub(access_log=console, trust_proxy=True)) as server:
         connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
         connection.request('GET', '/', headers={'X-Forwarded-For': '203.0.113.7, 198.51.100.2'})
         connection.getresponse().read()
@@ -399,7 +399,7 @@ def test_trust_proxy_takes_each_form_of_x_forwarded_for_a_proxy_sends(client, ad
     import io
     log = io.StringIO()
     console = stub.Console(log)
-    with stub.StubServer(stub.create_app(access_log=console, trust_proxy=True)) as server:
+    with stub.StubServer(stub.create_stub(access_log=console, trust_proxy=True)) as server:
         status = status_of(server.url, 'GET', '/', headers={'X-Forwarded-For': client})
     console.close()
     assert status == 200
@@ -407,7 +407,7 @@ def test_trust_proxy_takes_each_form_of_x_forwarded_for_a_proxy_sends(client, ad
 
 
 def test_a_forwarded_header_that_is_no_value_is_journalled_as_its_400():
-    app = stub.create_app(trust_proxy=True)
+    app = stub.create_stub(trust_proxy=True)
     with stub.StubServer(app) as server:
         status_of(server.url, 'GET', '/v1/pets', headers={'X-Forwarded-For': 'nowhere'})
     (entry,) = app.requests
@@ -421,7 +421,7 @@ def test_control_characters_in_the_path_are_escaped_in_the_access_log():
     import webtest
     log = io.StringIO()
     console = stub.Console(log)
-    webtest.TestApp(stub.create_app(access_log=console)).get('/v1/pets%0Aforged%1B[31m',
+    webtest.TestApp(stub.create_stub(access_log=console)).get('/v1/pets%0Aforged%1B[31m',
                                                               status=401)
     console.close()
     (line,) = log.getvalue().splitlines()
@@ -433,7 +433,7 @@ def test_requests_refused_before_the_app_are_in_the_access_log_too():
     import io
     log = io.StringIO()
     console = stub.Console(log)
-    with stub.StubServer(stub.create_app(access_log=console, trust_proxy=True)) as server:
+    with stub.StubServer(stub.create_stub(access_log=console, trust_proxy=True)) as server:
         answers = [exchange(server.port, raw)[2] for raw in (
             b'GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-Proto: ftp\r\nConnection: close\r\n\r\n',
             b'get /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n',

@@ -83,7 +83,7 @@ def test_lower_case_bearer_scheme_is_accepted(app):
 
 
 def test_several_keys_are_each_accepted():
-    api = webtest.TestApp(stub.create_app(api_keys=['alpha', 'beta']))
+    api = webtest.TestApp(stub.create_stub(api_keys=['alpha', 'beta']))
     for key in ('alpha', 'beta'):
         api.get('/v1/pets', headers={'Authorization': f'Bearer {key}'}, status=200)
     api.get('/v1/pets', headers=AUTH, status=401)
@@ -252,7 +252,7 @@ def test_a_crash_is_a_json_500_without_a_traceback(client, app, monkeypatch):
 
 
 def test_staging_serves_every_route_under_staging_v1():
-    client = make_client(stub.create_app(base_path=stub.STAGING_BASE_PATH))
+    client = make_client(stub.create_stub(base_path=stub.STAGING_BASE_PATH))
     response = client.post_json('/staging/v1/pets', REX, status=201)
     assert response.headers['Location'] == '/staging/v1/pets/1'
     assert client.get('/staging/v1/pets').json == [{'id': 1, **REX}]
@@ -272,7 +272,7 @@ def test_access_log_has_one_line_per_request(tmp_path):
     import io
     log = io.StringIO()
     console = stub.Console(log)
-    client = make_client(stub.create_app(access_log=console))
+    client = make_client(stub.create_stub(access_log=console))
     client.get('/v1/pets?limit=5')
     client.post_json('/v1/pets', REX)
     client.get('/v1/nothing', status=404)
@@ -284,6 +284,17 @@ def test_access_log_has_one_line_per_request(tmp_path):
 
 
 def test_two_apps_do_not_share_a_store():
-    first, second = make_client(stub.create_app()), make_client(stub.create_app())
+    first, second = make_client(stub.create_stub()), make_client(stub.create_stub())
     add(first, **REX)
     assert second.get('/v1/pets').json == []
+
+
+def test_create_app_alone_is_the_plain_api_the_fixture_server_wraps():
+    api = webtest.TestApp(stub.create_app(stub.PetStore()))
+    api.authorization = ('Bearer', stub.DEMO_API_KEY)
+    assert api.post_json('/v1/pets', REX, status=201).json == {'id': 1, **REX}
+    assert api.get('/v1/pets/1').json == {'id': 1, **REX}
+    assert_error(api.get('/v1/pets?limit=0', status='*'), 400, 'invalid_parameter')
+    assert_error(api.get('/__admin/requests', status='*'), 404, 'not_found')  # no admin
+    api.authorization = None
+    assert_error(api.get('/', status='*'), 401, 'unauthorized')  # no documents either

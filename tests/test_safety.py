@@ -134,7 +134,7 @@ def test_a_foreign_host_on_loopback_gets_421_and_reads_changes_and_resets_nothin
 ])
 def test_a_rebinding_page_reads_stores_and_resets_nothing_with_or_without_admin_and_cors(
         admin, cors):
-    app = stub.create_app(admin=admin, cors=cors, allowed_hosts=())
+    app = stub.create_stub(admin=admin, cors=cors, allowed_hosts=())
     app.add_pet('Rex', 1)
     with stub.StubServer(app) as server:
         assert send(server.port, 'GET', '/v1/pets')[0] == 200  # a request of this machine
@@ -207,7 +207,7 @@ def test_a_refusal_is_in_the_access_log():
     import io
     log = io.StringIO()
     console = stub.Console(log)
-    with stub.StubServer(stub.create_app(access_log=console, allowed_hosts=())) as server:
+    with stub.StubServer(stub.create_stub(access_log=console, allowed_hosts=())) as server:
         send(server.port, 'GET', '/v1/pets', 'evil.example')
     console.close()
     assert ' GET /v1/pets 421 ' in log.getvalue()
@@ -238,13 +238,13 @@ def test_the_command_line_checks_the_host_on_loopback(flags, host, status):
 # -- the Host check, in-process and as settings --------------------------------------
 
 def test_an_in_process_app_answers_any_host_unless_told():
-    client = webtest.TestApp(stub.create_app())
+    client = webtest.TestApp(stub.create_stub())
     client.authorization = ('Bearer', KEY)
     assert client.get('/v1/pets', extra_environ={'HTTP_HOST': 'api.example.com'}).status_int == 200
 
 
 def test_webtest_sends_localhost_so_an_in_process_app_with_the_check_is_answered():
-    client = webtest.TestApp(stub.create_app(allowed_hosts=()))
+    client = webtest.TestApp(stub.create_stub(allowed_hosts=()))
     client.authorization = ('Bearer', KEY)
     assert client.get('/v1/pets').status_int == 200  # WebTest's Host is localhost:80
     refused = client.get('/v1/pets', extra_environ={'HTTP_HOST': 'evil.example'}, status=421)
@@ -307,7 +307,7 @@ def test_parse_allowed_host_refuses_anything_but_a_name_or_address(text):
 
 def test_create_app_refuses_one_string_for_allowed_hosts():
     with pytest.raises(ValueError, match='give a list of host names'):
-        stub.create_app(allowed_hosts='pets.local')
+        stub.create_stub(allowed_hosts='pets.local')
 
 
 # -- no CORS on the admin endpoints -----------------------------------------------------

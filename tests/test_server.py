@@ -94,7 +94,7 @@ def test_kill_9_loses_no_acknowledged_pet_and_leaves_a_valid_file(tmp_path, roun
 
     assert acknowledged, 'no create finished before the kill'
     json.loads(db.read_text())  # the file is whole; the pets since its last write are in the log
-    with stub.PetStore(db) as reopened:
+    with stub.StubStore(db) as reopened:
         for pet in acknowledged:
             assert fetched(reopened, pet['id']) == pet
         assert len(reopened) >= len(acknowledged)
@@ -120,7 +120,7 @@ def test_a_second_sigterm_while_the_stub_folds_its_log_is_ignored(tmp_path):
     assert server.process.wait(timeout=60) == 0
     assert server.process.stderr.read() == ''
     assert os.listdir(tmp_path) == ['pets.json']
-    with stub.PetStore(db) as restarted:
+    with stub.StubStore(db) as restarted:
         assert len(restarted) == 300_001
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import petstore_stub as stub
 from conftest import fetched, listed, wait_until
-from petstore_stub import DatabaseError, PetStore
+from petstore_stub import DatabaseError, StubStore
 from tinydb import TinyDB
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
@@ -72,25 +72,25 @@ def crash_copy(folder, into):
 
 def test_a_missing_file_is_created_empty(tmp_path):
     path = tmp_path / 'new.json'
-    with PetStore(path):
+    with StubStore(path):
         assert json.loads(path.read_text()) == {'pets': {}}
 
 
 def test_every_add_is_on_disk_when_it_returns(tmp_path):
     folder = tmp_path / 'live'
     folder.mkdir()
-    with PetStore(folder / 'pets.json') as store:
+    with StubStore(folder / 'pets.json') as store:
         store.add(REX)
-        with PetStore(crash_copy(folder, tmp_path / 'crash1')) as after_crash:
+        with StubStore(crash_copy(folder, tmp_path / 'crash1')) as after_crash:
             assert listed(after_crash) == [{'id': 1, **REX}]
         store.add(MYSTERY)
-        with PetStore(crash_copy(folder, tmp_path / 'crash2')) as after_crash:
+        with StubStore(crash_copy(folder, tmp_path / 'crash2')) as after_crash:
             assert listed(after_crash) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
 
 
 def test_an_add_appends_one_line_to_a_synchronous_log_and_leaves_the_file_alone(tmp_path):
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         file_before = path.read_bytes()
         store.add(REX)
         assert path.read_bytes() == file_before
@@ -119,7 +119,7 @@ def test_one_write_serves_the_adds_that_wait_for_it(tmp_path, monkeypatch):
         more_adds_waiting.wait(timeout=10)
         real_append(descriptor, data)
 
-    with PetStore(tmp_path / 'pets.json') as store:
+    with StubStore(tmp_path / 'pets.json') as store:
         monkeypatch.setattr(stub, 'append_durably', slow_disk)
         threads = [threading.Thread(target=store.add, args=(REX,)) for _ in range(8)]
         threads[0].start()
@@ -136,7 +136,7 @@ def test_one_write_serves_the_adds_that_wait_for_it(tmp_path, monkeypatch):
 
 def test_close_folds_the_log_into_a_plain_tinydb_file(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add_many([REX, MYSTERY])
     assert [p.name for p in tmp_path.iterdir()] == ['pets.json']
     with TinyDB(path) as db:
@@ -146,37 +146,37 @@ def test_close_folds_the_log_into_a_plain_tinydb_file(tmp_path):
 
 def test_a_long_log_is_folded_into_the_file(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path, checkpoint_lines=3) as store:
+    with StubStore(path, checkpoint_lines=3) as store:
         for _ in range(4):
             store.add(REX)
         # Three lines were logged; the fourth add wrote the file and emptied the log.
         assert len(json.loads(path.read_text())['pets']) == 4
         assert (tmp_path / 'pets.json.log').read_bytes() == b''
         store.add(MYSTERY)
-        with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+        with StubStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
             assert len(after_crash) == 5
 
 
 def test_a_log_replayed_over_a_file_that_holds_it_changes_nothing(tmp_path, monkeypatch):
     """A crash between writing the file and emptying the log."""
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add(REX)
         store.reset()
         store.add_many([MYSTERY, REX])
         old_log = log.read_bytes()
     log.write_bytes(old_log)  # close wrote the file; put the log back as if it had not been emptied
-    with PetStore(path) as reopened:
+    with StubStore(path) as reopened:
         assert listed(reopened) == [{'id': 1, **MYSTERY}, {'id': 2, **REX}]
 
 
 def test_a_reset_is_durable(tmp_path):
-    with PetStore(tmp_path / 'pets.json') as store:
+    with StubStore(tmp_path / 'pets.json') as store:
         store.add_many([REX, REX])
         store.reset()
         store.add(MYSTERY)
         copy = crash_copy(tmp_path, tmp_path / 'crash')
-    with PetStore(copy) as after_crash:
+    with StubStore(copy) as after_crash:
         assert listed(after_crash) == [{'id': 1, **MYSTERY}]
 
 
@@ -184,7 +184,7 @@ def test_a_line_cut_short_by_a_crash_is_left_out(tmp_path):
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
     path.write_text('{"pets": {}}')
     log.write_text(json.dumps({'insert': {'pets': {'1': REX}}}) + '\n{"insert": {"pets": {"2"')
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         assert listed(store) == [{'id': 1, **REX}]
         assert store.add(MYSTERY)['id'] == 2
     assert json.loads(path.read_text())['pets'] == {'1': REX, '2': MYSTERY}
@@ -197,7 +197,7 @@ def full_disk(descriptor, data):
 def test_a_failed_write_is_a_500_and_stores_nothing_and_the_next_write_succeeds(tmp_path,
                                                                                   monkeypatch):
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add(REX)
         file_before, log_before = path.read_bytes(), log.read_bytes()
         real_append = stub.append_durably
@@ -210,13 +210,13 @@ def test_a_failed_write_is_a_500_and_stores_nothing_and_the_next_write_succeeds(
         assert (path.read_bytes(), log.read_bytes()) == (file_before, log_before)
         monkeypatch.setattr(stub, 'append_durably', real_append)
         assert store.add(REX)['id'] == 2  # id 2 was never shown to anyone
-        with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+        with StubStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
             assert listed(after_crash) == listed(store) == [{'id': 1, **REX}, {'id': 2, **REX}]
 
 
 def test_a_failed_checkpoint_stores_nothing_and_leaves_the_log_whole(tmp_path, monkeypatch):
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
-    with PetStore(path, checkpoint_lines=2) as store:
+    with StubStore(path, checkpoint_lines=2) as store:
         store.add_many([REX])
         store.add_many([REX])
         storage = store._table._storage
@@ -232,7 +232,7 @@ def test_a_failed_checkpoint_stores_nothing_and_leaves_the_log_whole(tmp_path, m
 
 
 def test_a_failed_reset_keeps_the_pets_and_their_ids(tmp_path, monkeypatch):
-    with PetStore(tmp_path / 'pets.json') as store:
+    with StubStore(tmp_path / 'pets.json') as store:
         store.add_many([REX, REX])
         monkeypatch.setattr(stub, 'append_durably', full_disk)
         with pytest.raises(stub.ApiError, match='storage_error|No space'):
@@ -245,7 +245,7 @@ def test_a_failed_reset_keeps_the_pets_and_their_ids(tmp_path, monkeypatch):
 def test_a_write_cut_short_is_cut_off_the_log(tmp_path, monkeypatch):
     """A disk with room for part of a line: the line is cut off, and the next write follows a whole one."""
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add(REX)
         whole = log.read_bytes()
 
@@ -259,22 +259,22 @@ def test_a_write_cut_short_is_cut_off_the_log(tmp_path, monkeypatch):
         assert log.read_bytes() == whole
         monkeypatch.undo()
         store.add(MYSTERY)
-        with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+        with StubStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
             assert listed(after_crash) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
 
 
 def test_ids_continue_after_a_restart(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add_many([REX, MYSTERY])
-    with PetStore(path) as reopened:
+    with StubStore(path) as reopened:
         assert listed(reopened) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
         assert reopened.add(REX)['id'] == 3
 
 
 def test_the_file_is_read_once_at_start(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add(REX)
         path.write_text('garbage that a re-read would choke on')
         assert fetched(store, 1) == {'id': 1, **REX}
@@ -284,17 +284,17 @@ def test_the_file_is_read_once_at_start(tmp_path):
 
 def test_a_second_store_on_the_same_file_is_refused_until_the_first_closes(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path):
+    with StubStore(path):
         with pytest.raises(DatabaseError, match='another stub is using this database'):
-            PetStore(path)
-    with PetStore(path):
+            StubStore(path)
+    with StubStore(path):
         pass
 
 
 def test_a_tinydb_file_with_other_tables_keeps_them(tmp_path):
     path = tmp_path / 'pets.json'
     path.write_text(json.dumps({'_default': {'1': {'x': 1}}, 'pets': {'7': REX}}))
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         assert store.add(MYSTERY)['id'] == 8
         store.reset()
     assert json.loads(path.read_text()) == {'_default': {'1': {'x': 1}}, 'pets': {}}
@@ -303,7 +303,7 @@ def test_a_tinydb_file_with_other_tables_keeps_them(tmp_path):
 def test_an_empty_file_is_an_empty_store(tmp_path):
     path = tmp_path / 'pets.json'
     path.write_text('')
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         assert len(store) == 0
 
 
@@ -329,7 +329,7 @@ def test_a_bad_file_is_refused_and_left_untouched(tmp_path, content, problem):
     path = tmp_path / 'pets.json'
     path.write_bytes(content)
     with pytest.raises(DatabaseError) as caught:
-        PetStore(path)
+        StubStore(path)
     assert str(path) in str(caught.value)
     assert problem in str(caught.value)
     assert path.read_bytes() == content
@@ -354,7 +354,7 @@ def test_a_damaged_log_is_refused_and_both_files_left_untouched(tmp_path, log, p
     path.write_bytes(b'{"pets": {}}')
     log_path.write_bytes(log)
     with pytest.raises(DatabaseError) as caught:
-        PetStore(path)
+        StubStore(path)
     assert str(log_path) in str(caught.value)
     assert problem in str(caught.value)
     assert (path.read_bytes(), log_path.read_bytes()) == (b'{"pets": {}}', log)
@@ -363,7 +363,7 @@ def test_a_damaged_log_is_refused_and_both_files_left_untouched(tmp_path, log, p
 def test_a_log_without_its_database_is_refused(tmp_path):
     (tmp_path / 'pets.json.log').write_text(json.dumps({'insert': {'pets': {'1': REX}}}) + '\n')
     with pytest.raises(DatabaseError, match='the database .* is empty or missing'):
-        PetStore(tmp_path / 'pets.json')
+        StubStore(tmp_path / 'pets.json')
     assert [p.name for p in tmp_path.iterdir()] == ['pets.json.log']
 
 
@@ -379,7 +379,7 @@ def test_a_pet_rendered_before_a_reset_is_not_served_after_it(store):
 
 @pytest.mark.parametrize('path', [None, 'pets.json'], ids=['memory', 'file'])
 def test_the_json_of_many_pets_matches_them_past_the_rendering_bound(tmp_path, path):
-    store = PetStore(path and tmp_path / path, rendered_pets=3)
+    store = StubStore(path and tmp_path / path, rendered_pets=3)
     pets = store.add_many([{'name': f'p{n}', 'categoryId': n} for n in range(10)])
     for _ in range(2):
         for pet in pets:
@@ -391,12 +391,12 @@ def test_the_json_of_many_pets_matches_them_past_the_rendering_bound(tmp_path, p
 
 def test_a_link_to_the_database_is_the_same_database(tmp_path):
     path, link = tmp_path / 'pets.json', tmp_path / 'alias.json'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add(REX)
         link.symlink_to(path)
         with pytest.raises(DatabaseError, match='another stub is using this database'):
-            PetStore(link)
-    with PetStore(link) as through_the_link:
+            StubStore(link)
+    with StubStore(link) as through_the_link:
         assert through_the_link.add(MYSTERY)['id'] == 2
     assert link.is_symlink()
     assert json.loads(path.read_text())['pets'] == {'1': REX, '2': MYSTERY}
@@ -406,30 +406,30 @@ def test_a_link_to_the_database_is_the_same_database(tmp_path):
 
 def test_a_hard_link_to_the_database_is_the_same_database(tmp_path):
     path, link = tmp_path / 'pets.json', tmp_path / 'hard.json'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add(REX)
         os.link(path, link)
         with pytest.raises(DatabaseError, match='another stub is using this database'):
-            PetStore(link)
+            StubStore(link)
         store.add(MYSTERY)  # the log grows; the lock stays on the file
         with pytest.raises(DatabaseError, match='another stub is using this database'):
-            PetStore(link)
+            StubStore(link)
 
 
 def test_the_lock_moves_to_each_new_file_a_checkpoint_writes(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path, checkpoint_lines=1) as store:
+    with StubStore(path, checkpoint_lines=1) as store:
         for _ in range(3):
             store.add(REX)
             with pytest.raises(DatabaseError, match='another stub'):
-                PetStore(path)
+                StubStore(path)
 
 
 def test_a_read_only_database_keeps_its_mode_when_the_log_is_folded_in(tmp_path):
     path = tmp_path / 'pets.json'
     path.write_text(json.dumps({'pets': {'1': REX}}))
     path.chmod(0o444)
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add(MYSTERY)
     assert oct(path.stat().st_mode & 0o777) == oct(0o444)
     assert len(json.loads(path.read_text())['pets']) == 2
@@ -438,7 +438,7 @@ def test_a_read_only_database_keeps_its_mode_when_the_log_is_folded_in(tmp_path)
 def test_ids_stay_within_int64_and_a_create_past_it_is_refused(tmp_path):
     path = tmp_path / 'pets.json'
     path.write_text(json.dumps({'pets': {str(stub.INT64_MAX): REX}}))
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         with pytest.raises(stub.ApiError) as caught:
             store.add(MYSTERY)
         assert (caught.value.status_code, caught.value.code) == (507, 'ids_exhausted')
@@ -451,27 +451,27 @@ def test_a_pet_id_past_int64_in_the_file_is_refused(tmp_path):
     path = tmp_path / 'pets.json'
     path.write_text(json.dumps({'pets': {str(stub.INT64_MAX + 1): REX}}))
     with pytest.raises(DatabaseError, match='is not a positive int64'):
-        PetStore(path)
+        StubStore(path)
 
 
 def test_an_emptied_database_with_a_log_is_refused_not_started_with_less(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add_many([REX, REX, REX])
         store.add(MYSTERY)
         crash = crash_copy(tmp_path, tmp_path / 'crash')
     crash.write_bytes(b'')
     logged = crash.with_name('pets.json.log').read_bytes()
     with pytest.raises(DatabaseError, match='empty or missing, so pets were lost'):
-        PetStore(crash)
+        StubStore(crash)
     assert (crash.read_bytes(), crash.with_name('pets.json.log').read_bytes()) == (b'', logged)
 
 
 def test_a_crash_right_after_creating_a_database_loses_nothing(tmp_path):
     """A new file is written at once, so that an empty file never goes with a log."""
-    with PetStore(tmp_path / 'pets.json') as store:
+    with StubStore(tmp_path / 'pets.json') as store:
         store.add(REX)
-        with PetStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+        with StubStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
             assert listed(after_crash) == [{'id': 1, **REX}]
 
 
@@ -486,7 +486,7 @@ def test_a_database_nested_too_deeply_is_refused_in_one_line(tmp_path, file, log
     if log is not None:
         path.with_name('pets.json.log').write_bytes(log)
     with pytest.raises(DatabaseError) as caught:
-        PetStore(path)
+        StubStore(path)
     assert 'nested too deeply' in str(caught.value)
     assert '\n' not in str(caught.value)
     assert path.read_bytes() == file
@@ -501,7 +501,7 @@ def test_a_database_where_it_cannot_be_written_is_refused_in_one_line(tmp_path, 
         if os.access(folder, os.W_OK):
             pytest.skip('this user may write to any folder (root); the CLI test covers it')
     with pytest.raises(DatabaseError) as caught:
-        PetStore(folder / 'pets.json')
+        StubStore(folder / 'pets.json')
     assert 'cannot use this database' in str(caught.value)
     assert '--db :memory:' in str(caught.value)
 
@@ -522,7 +522,7 @@ def test_a_path_that_is_not_a_regular_file_is_refused_and_left_as_it_is(tmp_path
             pytest.skip('only root makes device nodes')
     before = os.stat(target).st_mode
     with pytest.raises(DatabaseError, match='not a regular file; .*--db :memory:'):
-        PetStore(path)  # a pipe would block this open, were it opened
+        StubStore(path)  # a pipe would block this open, were it opened
     assert os.stat(target).st_mode == before
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
 
@@ -530,18 +530,18 @@ def test_a_path_that_is_not_a_regular_file_is_refused_and_left_as_it_is(tmp_path
 def test_a_log_that_cannot_be_made_leaves_no_database_behind(tmp_path):
     path = tmp_path / ('p' * (os.pathconf(tmp_path, 'PC_NAME_MAX') - 2))  # no room for .log
     with pytest.raises(DatabaseError, match='cannot use this database'):
-        PetStore(path)
+        StubStore(path)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_the_file_is_a_tinydb_file_and_the_storage_a_tinydb_storage(tmp_path):
     path = tmp_path / 'pets.json'
-    with PetStore(path) as store:
+    with StubStore(path) as store:
         store.add(REX)
     with TinyDB(path, storage=stub.LockedJSONStorage) as db:
         assert db.table('pets').get(doc_id=1) == REX
         db.table('pets').insert(MYSTERY)
         with pytest.raises(DatabaseError, match='another stub'):
-            PetStore(path)
-    with PetStore(path) as reopened:
+            StubStore(path)
+    with StubStore(path) as reopened:
         assert listed(reopened) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
