@@ -1177,8 +1177,9 @@ DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
 #: Set by the server adapter: when the request's head arrived (time.monotonic_ns()).
 RECEIVED = 'petstore_stub.received'
-#: Set by the server adapter: serve no request after this one on its connection.
-LAST_ON_CONNECTION = 'petstore_stub.last_on_connection'
+#: Set by the server adapter: a function that closes the request's connection before any
+#: response byte, ``abort=True`` with a TCP reset; an in-process app has none.
+CLOSE_CONNECTION = 'petstore_stub.close_connection'
 #: Set by the journal: a function that records this request, and whether it has.
 RECORD = 'petstore_stub.record'
 #: Set by the fence: the event that lets go the requests under way when it passed them.
@@ -1663,7 +1664,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
     if isinstance(kind, int):
         raise fault_error(kind, fault)
     if kind in ('drop', 'reset', 'hang'):
-        if not Waitress.has_connection(environ):  # in-process, as petstore_app is
+        if CLOSE_CONNECTION not in environ:  # in-process, as petstore_app is
             raise ApiError(500, 'fault_needs_a_server',
                            f'a {kind!r} fault closes the connection, and this request came '
                            'over none: use petstore_server or serve(), not petstore_app')
@@ -1673,7 +1674,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
             environ[RECORD](None)
         if kind == 'hang':
             stub.hold(fault['seconds'], environ)  # until a reset, a stop, or its seconds
-        Waitress.close_connection(environ, abort=kind == 'reset')
+        environ[CLOSE_CONNECTION](abort=kind == 'reset')
         return ''
     # The fault alters the answer the operation gives, an error (a 404, say) as well as a
     # success: a fault taken from the queue is never spent on nothing.
@@ -2057,7 +2058,7 @@ class Fence:
 
 def drop_unanswered(environ: dict, start_response: Callable) -> list[bytes]:
     """Close the request's connection with no answer, from a middleware."""
-    Waitress.close_connection(environ)
+    environ[CLOSE_CONNECTION]()
     start_response('204 No Content', [])  # goes nowhere: the connection is closed
     return []
 
@@ -2720,9 +2721,9 @@ class Waitress:
     - Stopping: waitress has no call that closes its open connections from
       another thread, so ``stop()`` walks its socket map (``_map``) through its
       ``trigger``, from inside the event loop.
-    - Faults: WSGI gives an app no hold on its connection. waitress's
-      ``waitress.client_disconnected`` is a method of the channel, which owns
-      the socket; ``close_connection()`` reaches the socket through it.
+    - Faults: WSGI gives an app no hold on its connection. The task puts a
+      function in the environ (``CLOSE_CONNECTION``) that closes it:
+      ``close_connection()``, through the task's channel, which owns the socket.
     - Strict framing: waitress's parser lets through requests whose framing
       RFC 9112 lets a server refuse. A Transfer-Encoding beside a
       Content-Length is one: the RFC allows a server to reject it (section
@@ -2817,12 +2818,13 @@ class Waitress:
 
     class Task(waitress.task.WSGITask):
         """waitress's call of the app, telling it when the request arrived, and how to end
-        its connection with it (see close_connection())."""
+        its connection (see close_connection())."""
 
         def get_environment(self) -> dict:
             environ = super().get_environment()
             environ[RECEIVED] = self.request.petstore_received
-            environ[LAST_ON_CONNECTION] = self.set_close_on_finish
+            environ[CLOSE_CONNECTION] = functools.partial(Waitress.close_connection, self,
+                                                          environ)
             return environ
 
     class Channel(waitress.channel.HTTPChannel):
@@ -2904,26 +2906,19 @@ class Waitress:
         server.trigger.del_channel()
 
     @staticmethod
-    def has_connection(environ: dict) -> bool:
-        """Whether the request came over a connection close_connection() can close."""
-        return getattr(environ.get('waitress.client_disconnected'), '__self__', None) is not None
-
-    @staticmethod
-    def close_connection(environ: dict, abort: bool = False) -> None:
+    def close_connection(task: waitress.task.WSGITask, environ: dict,
+                         abort: bool = False) -> None:
         """Close the connection that carries this request, before any response byte.
 
         ``abort`` sends a TCP reset (RST) instead of an orderly close (FIN). Either
         way, what the app then returns goes nowhere, and waitress says nothing of it.
         """
-        channel = getattr(environ.get('waitress.client_disconnected'), '__self__', None)
-        if channel is None:
-            raise ConnectionAbortedError('a fault that closes the connection needs a real '
-                                         'connection: use serve(), not an in-process app')
+        channel = task.channel
         environ[DROPPED] = 'reset' if abort else 'dropped'
         # Requests pipelined behind this one go unserved, as its client sees them go: without
         # this, one already read would run (a create would store its pet) while the event loop
         # had yet to notice the close.
-        environ[LAST_ON_CONNECTION]()
+        task.set_close_on_finish()
         if channel.socket is None:  # closed already, by its client or by stop()
             return
         if not abort:
