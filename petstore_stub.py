@@ -76,6 +76,7 @@ import ipaddress
 import itertools
 import json
 import logging
+import logging.handlers
 import os
 import queue
 import random
@@ -425,7 +426,7 @@ def check_api_keys(api_keys: Sequence[str]) -> None:
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
                trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-               access_log: Console | None = None) -> StubApp:
+               access_log: Callable[[str], Any] | None = None) -> StubApp:
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
@@ -433,7 +434,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     ``StubApp``): ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets
     pages on any origin call it, the journal keeps the last ``journal_size``
     requests, ``trust_proxy`` takes the client's address from ``X-Forwarded-*``
-    headers, and ``access_log`` gets a line per request.
+    headers, and ``access_log`` is called with a line per request.
     """
     check_api_keys(api_keys)
     store = PetStore() if store is None else store
@@ -1150,7 +1151,7 @@ class StubApp:
 
     def __init__(self, api: bottle.Bottle, store: PetStore, api_keys: Sequence[str],
                  base_path: str, *, admin: bool, cors: bool, trust_proxy: bool,
-                 journal_size: int, access_log: Console | None) -> None:
+                 journal_size: int, access_log: Callable[[str], Any] | None) -> None:
         self.api = api
         self.store = store
         self.api_keys = tuple(api_keys)
@@ -2104,10 +2105,10 @@ def is_plain_segment(segment: str) -> bool:
 # -- The access log and the console --------------------------------------------
 
 class AccessLog:
-    """WSGI middleware: one line per request on a Console, the favicon left out."""
+    """WSGI middleware: one line per request to ``log``, the favicon left out."""
 
-    def __init__(self, app: Callable, console: Console) -> None:
-        self.app, self.console = app, console
+    def __init__(self, app: Callable, log: Callable[[str], Any]) -> None:
+        self.app, self.log = app, log
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
@@ -2120,7 +2121,7 @@ class AccessLog:
         result = self.app(environ, recording)
         if environ['PATH_INFO'] != FAVICON:
             status = status_sent(environ, sent)
-            self.console.log(access_line(environ, status, time.perf_counter() - started))
+            self.log(access_line(environ, status, time.perf_counter() - started))
         return result
 
 
@@ -2150,64 +2151,44 @@ def printable(text: str) -> str:
                    else f'\\u{ord(c):04x}' for c in text)
 
 
-class Console:
-    """Text for a person to read (the banner, the access log, stderr while serving) that never
-    costs a request.
+class Console(logging.handlers.QueueListener):
+    """Text for a person to read (the banner, the access log, stderr while serving), written by
+    the listener's thread, so that a slow, stalled or closed reader never costs a request.
 
-    ``print()`` writes at once, for the banner. ``log()`` (a line) and ``write()`` (any text,
-    so that a console can stand in for ``sys.stderr``) hand the text to a writer thread
-    through a bounded queue: a slow, stalled or closed reader never delays, blocks or fails a
-    request. Text that cannot be written is dropped, and the first drop is reported once on
-    ``warnings``, another console, if there is one.
+    ``log()`` (a line) and ``write()`` (any text, so that a console can stand in for
+    ``sys.stderr``) only put the text in a bounded queue. Text that finds the queue full, or
+    cannot be written, is dropped, and the first drop is reported once on ``warnings``,
+    another console, if there is one.
     """
 
     def __init__(self, stream: IO[str] | None, capacity: int = 1000,
                  warnings: Console | None = None) -> None:
-        self._stream = stream
-        self._warnings = warnings
+        super().__init__(queue.Queue(capacity))
+        self._stream, self._warnings = stream, warnings
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
         # no lock that the interpreter needs to flush sys.stdout on its way out.
         try:
             self._descriptor: int | None = os.dup(stream.fileno()) if stream else None
         except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
             self._descriptor = None
-        self._queue: queue.Queue[str | None] = queue.Queue(capacity)
-        self._broken = False
-        self._warned = False
-        self._thread = threading.Thread(target=self._write_queued, name='petstore-stub:console',
-                                        daemon=True)
-        self._thread.start()
-
-    def print(self, line: str) -> None:
-        self._write(line + '\n')
+        self._broken = self._warned = False
+        self.start()
 
     def log(self, line: str) -> None:
         self.write(line + '\n')
 
     def write(self, text: str) -> int:
         try:
-            self._queue.put_nowait(text)
+            self.queue.put_nowait(text)
         except queue.Full:
             self._warn('nobody is reading the access log; its lines are dropped until they do')
         return len(text)
 
     def flush(self) -> None:
-        """Nothing to do: the writer thread writes as soon as it can."""
+        """Nothing to do: the listener writes as soon as it can."""
 
-    def close(self, timeout: float = 1.0) -> None:
-        """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
-        with contextlib.suppress(queue.Full):
-            self._queue.put_nowait(None)
-        self._thread.join(timeout)
-        if self._descriptor is not None and not self._thread.is_alive():
-            os.close(self._descriptor)
-            self._descriptor = None
-
-    def _write_queued(self) -> None:
-        while (text := self._queue.get()) is not None:
-            self._write(text)
-
-    def _write(self, text: str) -> None:
+    def handle(self, text: str) -> None:
+        """Write ``text``, in the listener's thread."""
         if self._broken or self._stream is None:
             return
         try:
@@ -2220,6 +2201,16 @@ class Console:
             self._broken = True
             reason = getattr(error, 'strerror', None) or error
             self._warn(f'the access log cannot be written ({reason}); its lines are dropped')
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
+        with contextlib.suppress(queue.Full):
+            self.enqueue_sentinel()
+        # QueueListener.stop() would wait for ever on a stalled reader: join its thread here.
+        self._thread.join(timeout)
+        if self._descriptor is not None and not self._thread.is_alive():
+            os.close(self._descriptor)
+            self._descriptor = None
 
     def _warn(self, message: str) -> None:
         if not self._warned and self._warnings is not None:
@@ -2478,8 +2469,8 @@ class Waitress:
                 stub.refused(line, error.code, error_code_name(error.code), message,
                              getattr(self.request, 'petstore_received', time.monotonic_ns()))
             if getattr(stub, 'access_log', None) is not None:
-                stub.access_log.log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
-                                             str(error.code), '-'))
+                stub.access_log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
+                                         str(error.code), '-'))
             self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
@@ -2984,8 +2975,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f'petstore-stub: {error}', file=sys.stderr)
                     status = 1
     finally:
-        console.close()
-        errors.close()
+        console.stop()
+        errors.stop()
     return status
 
 
@@ -3000,7 +2991,7 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     app = create_app(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                      journal_size=JOURNAL_SIZE if args.admin else 0,
-                     access_log=None if args.quiet else console)
+                     access_log=None if args.quiet else console.log)
     chaos = ''
     if args.chaos:
         seed = app.chaos(args.chaos, seed=args.seed)
@@ -3016,7 +3007,7 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
         return 1
     print_banner(console, server, store, api_keys[0], generated, loaded)
     if chaos:
-        console.print(chaos)
+        console.log(chaos)
     status = run_until_stopped(server)
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
@@ -3049,12 +3040,12 @@ def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:
 def print_banner(console: Console, server: StubServer, store: PetStore, api_key: str,
                  generated: bool, fixtures: str) -> None:
     where = 'memory' if store.path is None else str(store.path)
-    console.print(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
+    console.log(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
     if generated:
-        console.print(f'generated API key (not published anywhere): {api_key}')
+        console.log(f'generated API key (not published anywhere): {api_key}')
     url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
-    console.print(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
-    console.print(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
+    console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
+    console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
 
 
 def raise_open_files_limit(wanted: int) -> None:
