@@ -1210,6 +1210,7 @@ class StubApp:
             self.fence.open()
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
+        """Add a pet, checked as createPet checks one; return it as a Pet."""
         new_pet = {'name': name, 'categoryId': categoryId}
         if status is not None:
             new_pet['status'] = status
@@ -2645,12 +2646,27 @@ class Waitress:
         closed.wait(5)
 
 
+class FromApp:
+    """An attribute StubServer takes from its app: ``server.fail_next`` is
+    ``server.app.fail_next``, and ``server.delay = 1`` sets the app's delay."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.__doc__ = getattr(StubApp, name).__doc__
+
+    def __get__(self, server: StubServer | None, owner: type | None = None) -> Any:
+        return self if server is None else getattr(server.app, self.name)
+
+    def __set__(self, server: StubServer, value: Any) -> None:
+        setattr(server.app, self.name, value)
+
+
 class StubServer:
     """The app served by waitress on a real socket, in a daemon thread.
 
     HTTP/1.1 with keep-alive and a pool of worker threads. ``port=0`` picks a
-    free port; ``url`` has the real one once started. The test-facing methods
-    (``reset``, ``add_pet``, ``fail_next``, ``requests``, ``delay``) act on the app.
+    free port; ``url`` has the real one once started. The test API (``add_pet``,
+    ``fail_next``, ``requests``, ``delay``, ...) is the app's, documented on StubApp.
     """
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
@@ -2680,48 +2696,18 @@ class StubServer:
 
     # Acting on the app, for tests.
 
+    add_pet = FromApp()
+    load_fixtures = FromApp()
+    fail_next = FromApp()
+    chaos = FromApp()
+    delay = FromApp()
+    requests = FromApp()
+    assert_called = FromApp()
+    assert_not_called = FromApp()
+
     def reset(self) -> None:
         """Empty the store and the journal (ids restart at 1); drop faults and delay."""
         self.app.clear()
-
-    def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
-        return self.app.add_pet(name, categoryId, status)
-
-    def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
-        return self.app.load_fixtures(path)
-
-    def fail_next(self, fault: int | str, times: int = 1, route: str | None = None,
-                  **options: Any) -> None:
-        """Queue a fault (see StubApp.fail_next): ``after=``, ``retry_after=``, ``seconds=``."""
-        self.app.fail_next(fault, times, route, **options)
-
-    def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
-              seed: int | None = None) -> int:
-        """Faults at random, from a seed (see StubApp.chaos); returns the seed."""
-        return self.app.chaos(rate, faults, seed)
-
-    @property
-    def requests(self) -> list[dict]:
-        return self.app.requests
-
-    def assert_called(self, what: str, **expected: Any) -> None:
-        """Assert the client sent ``what`` (see StubApp.assert_called): ``json=``, ``query=``,
-        ``headers=``, ``times=``."""
-        __tracebackhide__ = True
-        self.app.assert_called(what, **expected)
-
-    def assert_not_called(self, what: str) -> None:
-        __tracebackhide__ = True
-        self.app.assert_not_called(what)
-
-    @property
-    def delay(self) -> float:
-        """Seconds added before each API response, to test a client's timeouts."""
-        return self.app.delay
-
-    @delay.setter
-    def delay(self, seconds: float) -> None:
-        self.app.delay = seconds
 
     def check(self) -> None:
         """Raise ServerError if anything failed inside the server since the last check."""

@@ -103,7 +103,7 @@ def test_stop_is_prompt_and_closes_the_port():
             pass
         finally:
             idle_connection.close()
-        assert not server._thread.is_alive()
+        assert f'petstore-stub:{server.port}' not in [t.name for t in threading.enumerate()]
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(('127.0.0.1', server.port), timeout=2).close()
 
