@@ -1638,23 +1638,20 @@ class Chaos:
 def parse_fault(document: Mapping[str, Any]) -> dict:
     """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400.
 
-    ``fault`` is an error status (400..599) or a name of FAULT_KINDS (``status``
-    is its older name); ``times`` how many requests get it (1); ``route`` an
-    operationId, or null for any; ``after`` how many matching requests pass
-    first (0); ``retry_after`` seconds for a 429 or 503's Retry-After;
-    ``seconds`` how long a ``hang`` or ``slow`` takes.
+    ``fault`` is an error status (400..599) or a name of FAULT_KINDS; ``times``
+    how many requests get it (1); ``route`` an operationId, or null for any;
+    ``after`` how many matching requests pass first (0); ``retry_after`` seconds
+    for a 429 or 503's Retry-After; ``seconds`` how long a ``hang`` or ``slow`` takes.
     """
-    fields = ('fault', 'status', 'times', 'route', 'after', 'retry_after', 'seconds')
+    fields = ('fault', 'times', 'route', 'after', 'retry_after', 'seconds')
     unknown = [field for field in document if field not in fields]
     if unknown:
         raise bad_body(f'unknown field {unknown[0]!r}; a fault has fault, times, route, after, '
                        'retry_after and seconds')
-    if 'fault' in document and 'status' in document:
-        raise bad_body('give fault or its older name status, not both')
-    if 'fault' not in document and 'status' not in document:
+    if 'fault' not in document:
         raise bad_body(f'fault is required: an HTTP error status (400..599) or one of '
                        f'{", ".join(FAULT_KINDS)}')
-    fault = document.get('fault', document.get('status'))
+    fault = document['fault']
     times, after = document.get('times', 1), document.get('after', 0)
     route, retry_after = document.get('route'), document.get('retry_after')
     seconds = document.get('seconds')

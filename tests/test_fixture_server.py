@@ -421,7 +421,7 @@ def test_admin_fixtures_on_a_store_with_pets_is_a_409_that_changes_nothing(admin
 
 
 def test_admin_faults_queue_a_fault(admin_client):
-    response = admin_client.post_json('/__admin/faults', {'status': 502, 'route': 'listPets'},
+    response = admin_client.post_json('/__admin/faults', {'fault': 502, 'route': 'listPets'},
                                       status=201)
     assert response.json == {'fault': 502, 'times': 1, 'route': 'listPets', 'after': 0,
                              'retry_after': None, 'seconds': 0}
@@ -430,14 +430,22 @@ def test_admin_faults_queue_a_fault(admin_client):
 
 
 @pytest.mark.parametrize('body', [
-    {'status': 'sluggish'}, {'status': 503, 'times': -1}, {'status': 503, 'route': 'x'},
-    {'status': 503, 'every': 2}, {}, {'fault': 503, 'status': 503},
-    {'fault': 'slow', 'seconds': 'long'},
+    {'fault': 'sluggish'}, {'fault': 503, 'times': -1}, {'fault': 503, 'route': 'x'},
+    {'fault': 503, 'every': 2}, {}, {'fault': 'slow', 'seconds': 'long'},
 ])
 def test_admin_faults_refuse_a_bad_fault(admin_client, body):
     response = admin_client.post_json('/__admin/faults', body, status=400)
     assert response.json['code'] == 'invalid_body'
     assert 'None' not in response.json['message']
+    admin_client.get('/v1/pets', status=200)
+
+
+@pytest.mark.parametrize('body', [{'status': 503}, {'fault': 503, 'status': 503}])
+def test_admin_faults_with_a_status_field_is_a_400_naming_it(admin_client, body):
+    response = admin_client.post_json('/__admin/faults', body, status=400)
+    assert response.json == {'code': 'invalid_body', 'status': 400, 'message':
+                             "unknown field 'status'; a fault has fault, times, route, after, "
+                             'retry_after and seconds'}
     admin_client.get('/v1/pets', status=200)
 
 
