@@ -81,6 +81,7 @@ import ipaddress
 import itertools
 import json
 import logging
+import logging.handlers
 import os
 import queue
 import random
@@ -1190,7 +1191,7 @@ RECORDED = 'petstore_stub.recorded'
 def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                 base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
                 trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-                access_log: Console | None = None,
+                access_log: Callable[[str], Any] | None = None,
                 allowed_hosts: Iterable[str] | None = None) -> StubApp:
     """create_app()'s API as the fixture server serves it, over ``store`` (a new
     ``StubStore`` in memory by default).
@@ -1198,7 +1199,7 @@ def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_A
     ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets pages on any
     origin call the API, the journal keeps the last ``journal_size``
     requests, ``trust_proxy`` takes the client's address from
-    ``X-Forwarded-*`` headers, ``access_log`` gets a line per request, and
+    ``X-Forwarded-*`` headers, ``access_log`` is called with a line per request, and
     ``allowed_hosts``, unless None, answers only requests whose Host is a
     loopback name or one of these (for an app served on loopback; see
     ``HostCheck``).
@@ -1223,7 +1224,7 @@ class StubApp:
 
     def __init__(self, api: bottle.Bottle, store: PetStore, api_keys: Sequence[str],
                  base_path: str, *, admin: bool, cors: bool, trust_proxy: bool,
-                 journal_size: int, access_log: Console | None,
+                 journal_size: int, access_log: Callable[[str], Any] | None,
                  allowed_hosts: frozenset[str] | None = None) -> None:
         self.api = api
         self.store = store
@@ -1288,6 +1289,7 @@ class StubApp:
             self.fence.open()
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
+        """Add a pet, checked as createPet checks one; return it as a Pet."""
         new_pet = {'name': name, 'categoryId': categoryId}
         if status is not None:
             new_pet['status'] = status
@@ -1746,23 +1748,20 @@ class Chaos:
 def parse_fault(document: Mapping[str, Any]) -> dict:
     """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400.
 
-    ``fault`` is an error status (400..599) or a name of FAULT_KINDS (``status``
-    is its older name); ``times`` how many requests get it (1); ``route`` an
-    operationId, or null for any; ``after`` how many matching requests pass
-    first (0); ``retry_after`` seconds for a 429 or 503's Retry-After;
-    ``seconds`` how long a ``hang`` or ``slow`` takes.
+    ``fault`` is an error status (400..599) or a name of FAULT_KINDS; ``times``
+    how many requests get it (1); ``route`` an operationId, or null for any;
+    ``after`` how many matching requests pass first (0); ``retry_after`` seconds
+    for a 429 or 503's Retry-After; ``seconds`` how long a ``hang`` or ``slow`` takes.
     """
-    fields = ('fault', 'status', 'times', 'route', 'after', 'retry_after', 'seconds')
+    fields = ('fault', 'times', 'route', 'after', 'retry_after', 'seconds')
     unknown = [field for field in document if field not in fields]
     if unknown:
         raise bad_body(f'unknown field {unknown[0]!r}; a fault has fault, times, route, after, '
                        'retry_after and seconds')
-    if 'fault' in document and 'status' in document:
-        raise bad_body('give fault or its older name status, not both')
-    if 'fault' not in document and 'status' not in document:
+    if 'fault' not in document:
         raise bad_body(f'fault is required: an HTTP error status (400..599) or one of '
                        f'{", ".join(FAULT_KINDS)}')
-    fault = document.get('fault', document.get('status'))
+    fault = document['fault']
     times, after = document.get('times', 1), document.get('after', 0)
     route, retry_after = document.get('route'), document.get('retry_after')
     seconds = document.get('seconds')
@@ -2332,10 +2331,10 @@ def is_plain_segment(segment: str) -> bool:
 # -- The access log and the console --------------------------------------------
 
 class AccessLog:
-    """WSGI middleware: one line per request on a Console, the favicon left out."""
+    """WSGI middleware: one line per request to ``log``, the favicon left out."""
 
-    def __init__(self, app: Callable, console: Console) -> None:
-        self.app, self.console = app, console
+    def __init__(self, app: Callable, log: Callable[[str], Any]) -> None:
+        self.app, self.log = app, log
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
@@ -2348,7 +2347,7 @@ class AccessLog:
         result = self.app(environ, recording)
         if environ['PATH_INFO'] != FAVICON:
             status = status_sent(environ, sent)
-            self.console.log(access_line(environ, status, time.perf_counter() - started))
+            self.log(access_line(environ, status, time.perf_counter() - started))
         return result
 
 
@@ -2369,64 +2368,44 @@ def log_line(client: str, request: str, status: str, duration: str) -> str:
             f'{printable(request)} {status} {duration}')
 
 
-class Console:
-    """Text for a person to read (the banner, the access log, stderr while serving) that never
-    costs a request.
+class Console(logging.handlers.QueueListener):
+    """Text for a person to read (the banner, the access log, stderr while serving), written by
+    the listener's thread, so that a slow, stalled or closed reader never costs a request.
 
-    ``print()`` writes at once, for the banner. ``log()`` (a line) and ``write()`` (any text,
-    so that a console can stand in for ``sys.stderr``) hand the text to a writer thread
-    through a bounded queue: a slow, stalled or closed reader never delays, blocks or fails a
-    request. Text that cannot be written is dropped, and the first drop is reported once on
-    ``warnings``, another console, if there is one.
+    ``log()`` (a line) and ``write()`` (any text, so that a console can stand in for
+    ``sys.stderr``) only put the text in a bounded queue. Text that finds the queue full, or
+    cannot be written, is dropped, and the first drop is reported once on ``warnings``,
+    another console, if there is one.
     """
 
     def __init__(self, stream: IO[str] | None, capacity: int = 1000,
                  warnings: Console | None = None) -> None:
-        self._stream = stream
-        self._warnings = warnings
+        super().__init__(queue.Queue(capacity))
+        self._stream, self._warnings = stream, warnings
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
         # no lock that the interpreter needs to flush sys.stdout on its way out.
         try:
             self._descriptor: int | None = os.dup(stream.fileno()) if stream else None
         except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
             self._descriptor = None
-        self._queue: queue.Queue[str | None] = queue.Queue(capacity)
-        self._broken = False
-        self._warned = False
-        self._thread = threading.Thread(target=self._write_queued, name='petstore-stub:console',
-                                        daemon=True)
-        self._thread.start()
-
-    def print(self, line: str) -> None:
-        self._write(line + '\n')
+        self._broken = self._warned = False
+        self.start()
 
     def log(self, line: str) -> None:
         self.write(line + '\n')
 
     def write(self, text: str) -> int:
         try:
-            self._queue.put_nowait(text)
+            self.queue.put_nowait(text)
         except queue.Full:
             self._warn('nobody is reading the access log; its lines are dropped until they do')
         return len(text)
 
     def flush(self) -> None:
-        """Nothing to do: the writer thread writes as soon as it can."""
+        """Nothing to do: the listener writes as soon as it can."""
 
-    def close(self, timeout: float = 1.0) -> None:
-        """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
-        with contextlib.suppress(queue.Full):
-            self._queue.put_nowait(None)
-        self._thread.join(timeout)
-        if self._descriptor is not None and not self._thread.is_alive():
-            os.close(self._descriptor)
-            self._descriptor = None
-
-    def _write_queued(self) -> None:
-        while (text := self._queue.get()) is not None:
-            self._write(text)
-
-    def _write(self, text: str) -> None:
+    def handle(self, text: str) -> None:
+        """Write ``text``, in the listener's thread."""
         if self._broken or self._stream is None:
             return
         try:
@@ -2439,6 +2418,16 @@ class Console:
             self._broken = True
             reason = getattr(error, 'strerror', None) or error
             self._warn(f'the access log cannot be written ({reason}); its lines are dropped')
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
+        with contextlib.suppress(queue.Full):
+            self.enqueue_sentinel()
+        # QueueListener.stop() would wait for ever on a stalled reader: join its thread here.
+        self._thread.join(timeout)
+        if self._descriptor is not None and not self._thread.is_alive():
+            os.close(self._descriptor)
+            self._descriptor = None
 
     def _warn(self, message: str) -> None:
         if not self._warned and self._warnings is not None:
@@ -2763,8 +2752,8 @@ class Waitress:
                 stub.refused(line, error.code, error_code_name(error.code), message,
                              getattr(self.request, 'petstore_received', time.monotonic_ns()))
             if getattr(stub, 'access_log', None) is not None:
-                stub.access_log.log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
-                                             str(error.code), '-'))
+                stub.access_log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
+                                         str(error.code), '-'))
             self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
@@ -2940,12 +2929,27 @@ class Waitress:
         closed.wait(5)
 
 
+class FromApp:
+    """An attribute StubServer takes from its app: ``server.fail_next`` is
+    ``server.app.fail_next``, and ``server.delay = 1`` sets the app's delay."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.__doc__ = getattr(StubApp, name).__doc__
+
+    def __get__(self, server: StubServer | None, owner: type | None = None) -> Any:
+        return self if server is None else getattr(server.app, self.name)
+
+    def __set__(self, server: StubServer, value: Any) -> None:
+        setattr(server.app, self.name, value)
+
+
 class StubServer:
     """The app served by waitress on a real socket, in a daemon thread.
 
     HTTP/1.1 with keep-alive and a pool of worker threads. ``port=0`` picks a
-    free port; ``url`` has the real one once started. The test-facing methods
-    (``reset``, ``add_pet``, ``fail_next``, ``requests``, ``delay``) act on the app.
+    free port; ``url`` has the real one once started. The test API (``add_pet``,
+    ``fail_next``, ``requests``, ``delay``, ...) is the app's, documented on StubApp.
     """
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
@@ -2975,48 +2979,18 @@ class StubServer:
 
     # Acting on the app, for tests.
 
+    add_pet = FromApp()
+    load_fixtures = FromApp()
+    fail_next = FromApp()
+    chaos = FromApp()
+    delay = FromApp()
+    requests = FromApp()
+    assert_called = FromApp()
+    assert_not_called = FromApp()
+
     def reset(self) -> None:
         """Empty the store and the journal (ids restart at 1); drop faults and delay."""
         self.app.clear()
-
-    def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
-        return self.app.add_pet(name, categoryId, status)
-
-    def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
-        return self.app.load_fixtures(path)
-
-    def fail_next(self, fault: int | str, times: int = 1, route: str | None = None,
-                  **options: Any) -> None:
-        """Queue a fault (see StubApp.fail_next): ``after=``, ``retry_after=``, ``seconds=``."""
-        self.app.fail_next(fault, times, route, **options)
-
-    def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
-              seed: int | None = None) -> int:
-        """Faults at random, from a seed (see StubApp.chaos); returns the seed."""
-        return self.app.chaos(rate, faults, seed)
-
-    @property
-    def requests(self) -> list[dict]:
-        return self.app.requests
-
-    def assert_called(self, what: str, **expected: Any) -> None:
-        """Assert the client sent ``what`` (see StubApp.assert_called): ``json=``, ``query=``,
-        ``headers=``, ``times=``."""
-        __tracebackhide__ = True
-        self.app.assert_called(what, **expected)
-
-    def assert_not_called(self, what: str) -> None:
-        __tracebackhide__ = True
-        self.app.assert_not_called(what)
-
-    @property
-    def delay(self) -> float:
-        """Seconds added before each API response, to test a client's timeouts."""
-        return self.app.delay
-
-    @delay.setter
-    def delay(self, seconds: float) -> None:
-        self.app.delay = seconds
 
     def check(self) -> None:
         """Raise ServerError if anything failed inside the server since the last check."""
@@ -3302,8 +3276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f'petstore-stub: {error}', file=sys.stderr)
                     status = 1
     finally:
-        console.close()
-        errors.close()
+        console.stop()
+        errors.stop()
     return status
 
 
@@ -3318,7 +3292,7 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                      journal_size=JOURNAL_SIZE if args.admin else 0,
-                     access_log=None if args.quiet else console,
+                     access_log=None if args.quiet else console.log,
                      allowed_hosts=(args.allowed_hosts if checks_host(args.host, args.trust_proxy)
                                     else None))
     chaos = ''
@@ -3336,7 +3310,7 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
         return 1
     print_banner(console, server, store, api_keys[0], generated, loaded)
     if chaos:
-        console.print(chaos)
+        console.log(chaos)
     status = run_until_stopped(server)
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
@@ -3369,12 +3343,12 @@ def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:
 def print_banner(console: Console, server: StubServer, store: PetStore, api_key: str,
                  generated: bool, fixtures: str) -> None:
     where = 'memory' if store.path is None else str(store.path)
-    console.print(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
+    console.log(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
     if generated:
-        console.print(f'generated API key (not published anywhere): {api_key}')
+        console.log(f'generated API key (not published anywhere): {api_key}')
     url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
-    console.print(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
-    console.print(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
+    console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
+    console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
 
 
 def raise_open_files_limit(wanted: int) -> None:

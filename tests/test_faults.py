@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import socket
 import subprocess
@@ -351,16 +350,14 @@ def test_a_fault_says_where_it_came_from(server):
 
 
 def test_the_access_log_tells_a_reset_from_a_drop():
-    log = io.StringIO()
-    console = stub.Console(log)
-    app = stub.create_stub(access_log=console)
+    lines = []
+    app = stub.create_stub(access_log=lines.append)
     with stub.StubServer(app) as server:
         for fault in ('drop', 'reset'):
             app.fail_next(fault)
             with pytest.raises(requests.ConnectionError):
                 with_requests(server)
-    console.close()
-    assert [line.split()[5] for line in log.getvalue().splitlines()] == ['dropped', 'reset']
+    assert [line.split()[5] for line in lines] == ['dropped', 'reset']
 
 
 def test_a_hanging_request_is_in_the_journal_while_it_hangs(server):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import io
 import json
 import socket
 import threading
@@ -105,7 +104,7 @@ def test_stop_is_prompt_and_closes_the_port():
             pass
         finally:
             idle_connection.close()
-        assert not server._thread.is_alive()
+        assert f'petstore-stub:{server.port}' not in [t.name for t in threading.enumerate()]
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(('127.0.0.1', server.port), timeout=2).close()
 
@@ -488,7 +487,7 @@ def test_admin_fixtures_on_a_store_with_pets_is_a_409_that_changes_nothing(admin
 
 
 def test_admin_faults_queue_a_fault(admin_client):
-    response = admin_client.post_json('/__admin/faults', {'status': 502, 'route': 'listPets'},
+    response = admin_client.post_json('/__admin/faults', {'fault': 502, 'route': 'listPets'},
                                       status=201)
     assert response.json == {'fault': 502, 'times': 1, 'route': 'listPets', 'after': 0,
                              'retry_after': None, 'seconds': 0}
@@ -497,14 +496,22 @@ def test_admin_faults_queue_a_fault(admin_client):
 
 
 @pytest.mark.parametrize('body', [
-    {'status': 'sluggish'}, {'status': 503, 'times': -1}, {'status': 503, 'route': 'x'},
-    {'status': 503, 'every': 2}, {}, {'fault': 503, 'status': 503},
-    {'fault': 'slow', 'seconds': 'long'},
+    {'fault': 'sluggish'}, {'fault': 503, 'times': -1}, {'fault': 503, 'route': 'x'},
+    {'fault': 503, 'every': 2}, {}, {'fault': 'slow', 'seconds': 'long'},
 ])
 def test_admin_faults_refuse_a_bad_fault(admin_client, body):
     response = admin_client.post_json('/__admin/faults', body, status=400)
     assert response.json['code'] == 'invalid_body'
     assert 'None' not in response.json['message']
+    admin_client.get('/v1/pets', status=200)
+
+
+@pytest.mark.parametrize('body', [{'status': 503}, {'fault': 503, 'status': 503}])
+def test_admin_faults_with_a_status_field_is_a_400_naming_it(admin_client, body):
+    response = admin_client.post_json('/__admin/faults', body, status=400)
+    assert response.json == {'code': 'invalid_body', 'status': 400, 'message':
+                             "unknown field 'status'; a fault has fault, times, route, after, "
+                             'retry_after and seconds'}
     admin_client.get('/v1/pets', status=200)
 
 
@@ -541,9 +548,8 @@ def test_a_body_that_cannot_go_out_again_as_json_is_journalled_as_text(body):
 
 @pytest.mark.slow  # its clients wait half a second before giving up
 def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
-    log = io.StringIO()
-    console = stub.Console(log)
-    app = stub.create_stub(access_log=console)
+    lines = []
+    app = stub.create_stub(access_log=lines.append)
     with stub.StubServer(app, threads=4) as server:
         app.delay = 5  # four requests held by workers, four more waiting for a worker
 
@@ -556,11 +562,10 @@ def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
         for client in clients:
             client.join()  # each gave up after half a second: the test is over
         server.reset()
-        wait_until(lambda: len(log.getvalue().splitlines()) == 8)
-        assert [line.split()[5] for line in log.getvalue().splitlines()] == ['dropped'] * 8
+        wait_until(lambda: len(lines) == 8)
+        assert [line.split()[5] for line in lines] == ['dropped'] * 8
         assert (len(app.store), app.requests) == (0, [])
         assert server.add_pet('Next', 1)['id'] == 1
-    console.close()
 
 
 @pytest.mark.parametrize('seconds', ['2', [1], -1, float('nan'), True, 61])
