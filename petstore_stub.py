@@ -22,7 +22,8 @@ Flags (``python petstore_stub.py --help``): ``--host``, ``--port`` (or
 ``PORT``), ``--api-key`` (or ``PETSTORE_API_KEYS``), ``--db PATH|:memory:``,
 ``--fixtures [FILE]`` (the demo animals are in ``data/pets.json``),
 ``--staging``, ``--cors``, ``--trust-proxy``, ``--allow-host NAME``, ``--admin``,
-``--chaos RATE`` and ``--seed N``, ``--quiet``, ``--version``.
+``--chaos RATE`` and ``--seed N``, ``--delay SECONDS``, ``--ready-file PATH``, ``--quiet``,
+``--version``.
 
 In tests (the package registers the pytest fixtures ``petstore_server`` and
 ``petstore_app``)::
@@ -2358,13 +2359,14 @@ class Console:
     so that a console can stand in for ``sys.stderr``) hand the text to a writer thread
     through a bounded queue: a slow, stalled or closed reader never delays, blocks or fails a
     request. Text that cannot be written is dropped, and the first drop is reported once on
-    ``warnings``, another console, if there is one.
+    ``warnings``, another console, if there is one, naming the console as ``name``.
     """
 
     def __init__(self, stream: IO[str] | None, capacity: int = 1000,
-                 warnings: Console | None = None) -> None:
+                 warnings: Console | None = None, name: str = 'the access log') -> None:
         self._stream = stream
         self._warnings = warnings
+        self.name = name
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
         # no lock that the interpreter needs to flush sys.stdout on its way out.
         try:
@@ -2388,7 +2390,7 @@ class Console:
         try:
             self._queue.put_nowait(text)
         except queue.Full:
-            self._warn('nobody is reading the access log; its lines are dropped until they do')
+            self._warn(f'nobody is reading {self.name}; its lines are dropped until they do')
         return len(text)
 
     def flush(self) -> None:
@@ -2419,7 +2421,7 @@ class Console:
         except (OSError, ValueError) as error:
             self._broken = True
             reason = getattr(error, 'strerror', None) or error
-            self._warn(f'the access log cannot be written ({reason}); its lines are dropped')
+            self._warn(f'{self.name} cannot be written ({reason}); its lines are dropped')
 
     def _warn(self, message: str) -> None:
         if not self._warned and self._warnings is not None:
@@ -3255,6 +3257,12 @@ def build_parser() -> argparse.ArgumentParser:
                              f'drawn from {", ".join(map(str, CHAOS_FAULTS))}')
     parser.add_argument('--seed', type=seed_number, default=None, metavar='N',
                         help='seed the chaos draw, to repeat a run (default: a new seed, printed)')
+    parser.add_argument('--delay', type=delay_seconds, default=0, metavar='SECONDS',
+                        help='make every API request wait SECONDS first (0 to '
+                             f'{FAULT_SECONDS_MAX:g}), to test a client\'s timeouts')
+    parser.add_argument('--ready-file', type=ready_file, default=None, metavar='PATH',
+                        help='once listening, write {"url", "admin_url", "pid"} to PATH as JSON, '
+                             'whole or not at all; removed at a clean stop')
     parser.add_argument('--quiet', action='store_true', help='no access log')
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
@@ -3322,6 +3330,25 @@ def chaos_rate(text: str) -> float:
     return rate
 
 
+def delay_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not is_delay(seconds):
+        raise argparse.ArgumentTypeError(
+            f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; got {text!r}')
+    return seconds
+
+
+def ready_file(text: str) -> Path:
+    path = Path(text)
+    if not text or path.is_dir() or not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f'the ready file goes in a folder that exists, and is '
+                                         f'no folder itself; got {text!r}')
+    return path
+
+
 def allowed_host(text: str) -> str:
     try:
         return parse_allowed_host(text)
@@ -3383,7 +3410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # While serving, stderr too goes through a console: a traceback, a warning, a log record
     # written from a request's thread never waits on a stalled stderr.
     errors = Console(sys.stderr)
-    console = Console(sys.stdout, warnings=errors)
+    # A quiet stub prints no access log: only its banner and its last line go to stdout.
+    console = Console(sys.stdout, warnings=errors,
+                      name='stdout' if args.quiet else 'the access log')
     if sys.stdout is None:
         errors.log('petstore-stub: stdout is closed; the banner and the access log go nowhere')
     try:
@@ -3416,11 +3445,12 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
                      access_log=None if args.quiet else console,
                      allowed_hosts=(args.allowed_hosts if checks_host(args.host, args.trust_proxy)
                                     else None))
-    chaos = ''
+    app.delay = args.delay
+    settings = [f'delay: every API request waits {args.delay:g} s first'] if args.delay else []
     if args.chaos:
         seed = app.chaos(args.chaos, seed=args.seed)
-        chaos = (f'chaos: a fault for {percent(args.chaos)} of API requests, from seed {seed} '
-                 f'(--seed {seed} repeats them)')
+        settings.append(f'chaos: a fault for {percent(args.chaos)} of API requests, from seed '
+                        f'{seed} (--seed {seed} repeats them)')
     raise_open_files_limit(CONNECTION_LIMIT + 64)
     server = StubServer(app, args.host, port)
     try:
@@ -3429,10 +3459,25 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
         reason = getattr(error, 'strerror', None) or error
         print(f'petstore-stub: cannot listen on {args.host}:{port}: {reason}', file=sys.stderr)
         return 1
-    print_banner(console, server, store, api_keys[0], generated, loaded)
-    if chaos:
-        console.print(chaos)
-    status = run_until_stopped(server)
+    url = print_banner(console, server, store, api_keys[0], generated, loaded)
+    for line in settings:
+        console.print(line)
+    if args.ready_file is not None:
+        ready = {'url': url, 'pid': os.getpid()}
+        if args.admin:
+            ready['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
+        try:
+            write_whole(args.ready_file, to_json(ready))
+        except OSError as error:
+            print(f'petstore-stub: cannot write {args.ready_file}: {error.strerror}',
+                  file=sys.stderr)
+            server.stop()
+            return 1
+    try:
+        status = run_until_stopped(server)
+    finally:
+        if args.ready_file is not None:
+            args.ready_file.unlink(missing_ok=True)
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
     return status
@@ -3461,8 +3506,19 @@ def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:
     return f', {len(loaded)} loaded from fixtures'
 
 
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a file beside it: a reader sees all of it or none."""
+    temporary = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    try:
+        temporary.write_text(text, encoding='utf-8')
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def print_banner(console: Console, server: StubServer, store: PetStore, api_key: str,
-                 generated: bool, fixtures: str) -> None:
+                 generated: bool, fixtures: str) -> str:
+    """Print the banner; return the base URL it gives, one a client on this machine can use."""
     where = 'memory' if store.path is None else str(store.path)
     console.print(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
     if generated:
@@ -3470,6 +3526,7 @@ def print_banner(console: Console, server: StubServer, store: PetStore, api_key:
     url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
     console.print(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
     console.print(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
+    return url
 
 
 def raise_open_files_limit(wanted: int) -> None:
