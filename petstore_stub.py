@@ -22,7 +22,8 @@ Flags (``python petstore_stub.py --help``): ``--host``, ``--port`` (or
 ``PORT``), ``--api-key`` (or ``PETSTORE_API_KEYS``), ``--db PATH|:memory:``,
 ``--fixtures [FILE]`` (the demo animals are in ``data/pets.json``),
 ``--staging``, ``--cors``, ``--trust-proxy``, ``--allow-host NAME``, ``--admin``,
-``--chaos RATE`` and ``--seed N``, ``--quiet``, ``--version``.
+``--chaos RATE`` and ``--seed N``, ``--delay SECONDS``, ``--ready-file PATH``, ``--quiet``,
+``--version``.
 
 In tests (the package registers the pytest fixtures ``petstore_server`` and
 ``petstore_app``)::
@@ -71,7 +72,6 @@ import argparse
 import base64
 import collections
 import contextlib
-import copy
 import errno
 import functools
 import hashlib
@@ -1207,7 +1207,9 @@ def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_A
     store = StubStore() if store is None else store
     hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
     api = create_app(store, api_keys, base_path,
-                     public_paths=('/', f'{base_path}/openapi.json', FAVICON))
+                     public_paths=('/', f'{base_path}/openapi.json', FAVICON,
+                                   *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json']
+                                     if admin else [])))
     return StubApp(api, store, api_keys, base_path, admin=admin, cors=cors,
                    trust_proxy=trust_proxy, journal_size=journal_size, access_log=access_log,
                    allowed_hosts=hosts)
@@ -1276,10 +1278,7 @@ class StubApp:
         """
         self.fence.close()
         try:
-            with self.lock:
-                self.generation += 1
-                self.journal.clear()
-                self._journal_arrivals.clear()
+            self.clear_journal()
             self.faults.clear()  # before the release: nothing under way is held again
             self.delay = 0.0
             self.release()
@@ -1287,6 +1286,13 @@ class StubApp:
             self.store.reset()
         finally:
             self.fence.open()
+
+    def clear_journal(self) -> None:
+        """Empty the journal; a request under way now is not recorded."""
+        with self.lock:
+            self.generation += 1
+            self.journal.clear()
+            self._journal_arrivals.clear()
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         """Add a pet, checked as createPet checks one; return it as a Pet."""
@@ -1338,7 +1344,7 @@ class StubApp:
 
     @delay.setter
     def delay(self, seconds: float) -> None:
-        if type(seconds) not in (int, float) or not 0 <= seconds <= FAULT_SECONDS_MAX:
+        if not is_delay(seconds):
             raise ValueError(f'delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; '
                              f'got {seconds!r}')
         self._delay = seconds
@@ -1451,8 +1457,7 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
         raise ValueError(f'times is a whole number from 0; got {times!r}')
     if query is not None and any(value is None for value in query.values()):
         raise ValueError('a query value is text, a number, or a list of them; not None')
-    calls = list(filter(call_matcher(what, base_path), entries))
-    differences = [call_differences(entry, json, query, headers) for entry in calls]
+    calls, differences = compared_calls(entries, what, base_path, json, query, headers)
     matching = differences.count([])
     if matching if times is None else matching == times:
         return None
@@ -1484,6 +1489,15 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                      f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
                      'expect no more than it keeps.')
     return '\n'.join(lines)
+
+
+def compared_calls(entries: list[dict], what: str, base_path: str, json: Any,
+                   query: Mapping[str, Any] | None,
+                   headers: Mapping[str, str] | None) -> tuple[list[dict], list[list[str]]]:
+    """The calls to ``what`` among ``entries``, and how each differs from what is expected
+    (``[]`` where it matches)."""
+    calls = list(filter(call_matcher(what, base_path), entries))
+    return calls, [call_differences(entry, json, query, headers) for entry in calls]
 
 
 def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
@@ -1637,6 +1651,14 @@ class FaultPlugin:
         with self._lock:
             self._queue.clear()
             self.chaos = None
+
+    def listed(self) -> dict:
+        """The queued faults, each with what is left of its ``times`` and ``after``, and chaos."""
+        with self._lock:
+            queued = [dict(fault) for fault in self._queue]
+        chaos = self.chaos
+        return {'faults': queued, 'chaos': chaos and {'rate': chaos.rate, 'seed': chaos.seed,
+                                                      'faults': list(chaos.faults)}}
 
     def _take(self, operation: str) -> dict | None:
         """The fault for this request, else chaos's. Each queued fault for its operation
@@ -1807,6 +1829,10 @@ def parse_chaos(document: Mapping[str, Any]) -> dict:
 
 def is_seconds(value: Any) -> bool:
     return type(value) in (int, float) and 0 < value <= FAULT_SECONDS_MAX
+
+
+def is_delay(value: Any) -> bool:
+    return value == 0 and type(value) in (int, float) or is_seconds(value)
 
 
 def is_error_status(status: Any) -> bool:
@@ -2375,13 +2401,13 @@ class Console(logging.handlers.QueueListener):
     ``log()`` (a line) and ``write()`` (any text, so that a console can stand in for
     ``sys.stderr``) only put the text in a bounded queue. Text that finds the queue full, or
     cannot be written, is dropped, and the first drop is reported once on ``warnings``,
-    another console, if there is one.
+    another console, if there is one, naming the console as ``name``.
     """
 
     def __init__(self, stream: IO[str] | None, capacity: int = 1000,
-                 warnings: Console | None = None) -> None:
+                 warnings: Console | None = None, name: str = 'the access log') -> None:
         super().__init__(queue.Queue(capacity))
-        self._stream, self._warnings = stream, warnings
+        self._stream, self._warnings, self.name = stream, warnings, name
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
         # no lock that the interpreter needs to flush sys.stdout on its way out.
         try:
@@ -2398,7 +2424,7 @@ class Console(logging.handlers.QueueListener):
         try:
             self.queue.put_nowait(text)
         except queue.Full:
-            self._warn('nobody is reading the access log; its lines are dropped until they do')
+            self._warn(f'nobody is reading {self.name}; its lines are dropped until they do')
         return len(text)
 
     def flush(self) -> None:
@@ -2417,7 +2443,7 @@ class Console(logging.handlers.QueueListener):
         except (OSError, ValueError) as error:
             self._broken = True
             reason = getattr(error, 'strerror', None) or error
-            self._warn(f'the access log cannot be written ({reason}); its lines are dropped')
+            self._warn(f'{self.name} cannot be written ({reason}); its lines are dropped')
 
     def stop(self, timeout: float = 1.0) -> None:
         """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
@@ -2439,54 +2465,168 @@ class Console(logging.handlers.QueueListener):
 
 def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     """The ``/__admin/`` endpoints (``--admin``; always on in ``serve()``), for test suites
-    in any language. They need the key, like every operation."""
+    in any language, as ``data/admin-openapi.json`` describes them. They need the key, like
+    every operation, but for ``health`` and ``openapi.json``."""
 
-    @api.post(f'{ADMIN_PREFIX}reset', name='admin.reset')
-    def reset() -> str:
+    def admin(method: str, path: str, name: str, *, body: bool = False,
+              query: bool = False) -> Callable:
+        """Route ``handler`` (named by its operationId), refusing a query unless it takes
+        one and a body unless it takes one; it gets the body as a JSON object, returns what
+        to send as JSON, or None for a 204."""
+        def route(handler: Callable) -> Callable:
+            def checked() -> str:
+                request, where = bottle.request, f'{method} {ADMIN_PREFIX}{path}'
+                if request.query_string and not query:
+                    check_query_names(parse_query(request.query_string), where)
+                if body:
+                    check_content_type(request.content_type)
+                    result = handler(parse_json_object(read_body(request)))
+                elif read_body(request):
+                    raise bad_body(f'{where} takes no body')
+                else:
+                    result = handler()
+                if result is None:
+                    bottle.response.status = 204
+                return '' if result is None else to_json(result)
+            api.route(ADMIN_PREFIX + path, method, checked, name=name)
+            return handler
+        return route
+
+    @admin('GET', 'health', 'health')
+    def health() -> dict:
+        base_url = public_origin(bottle.request.environ) + mount_point() + stub.base_path
+        return {'status': 'ok', 'version': __version__, 'base_url': base_url}
+
+    @admin('GET', 'openapi.json', 'adminOpenapi')
+    def openapi() -> dict:
+        origin = public_origin(bottle.request.environ) + mount_point()
+        return openapi_document(origin + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json')
+
+    @admin('POST', 'reset', 'reset')
+    def reset() -> None:
         stub.clear()
-        bottle.response.status = 204
-        return ''
 
-    @api.get(f'{ADMIN_PREFIX}requests', name='admin.requests')
-    def requests() -> str:
-        return to_json(stub.entries(parse_since(bottle.request.query_string)))
+    @admin('GET', 'requests', 'listRequests', query=True)
+    def requests() -> list:
+        return stub.entries(parse_since(bottle.request.query_string))
 
-    @api.post(f'{ADMIN_PREFIX}fixtures', name='admin.fixtures')
-    def fixtures() -> str:
+    @admin('DELETE', 'requests', 'clearRequests')
+    def clear_requests() -> None:
+        stub.clear_journal()
+
+    @admin('POST', 'requests/count', 'countRequests', body=True)
+    def count_requests(document: dict) -> dict:
+        call = parse_call_filter(document)
+        return {'count': compared_calls(stub.requests, base_path=stub.base_path,
+                                        **call)[1].count([])}
+
+    @admin('POST', 'requests/assert', 'assertRequests', body=True)
+    def assert_requests(document: dict) -> dict:
+        call = parse_call_filter(document, times=True)
+        times = call.pop('times')
+        entries = stub.requests
+        report = call_report(entries, base_path=stub.base_path, times=times, **call)
+        if report:
+            # The filter is sound; what the client sent is not what it expects.
+            raise ApiError(409, 'assertion_failed', report)
+        return {'matched': compared_calls(entries, base_path=stub.base_path,
+                                          **call)[1].count([])}
+
+    @admin('POST', 'fixtures', 'loadFixtures')
+    def fixtures() -> list:
         bottle.response.status = 201
-        return to_json(stub.load_fixtures())
+        return stub.load_fixtures()
 
-    @api.post(f'{ADMIN_PREFIX}faults', name='admin.faults')
-    def faults() -> str:
-        check_content_type(bottle.request.content_type)
-        fault = parse_fault(parse_json_object(read_body(bottle.request)))
+    @admin('GET', 'faults', 'listFaults')
+    def faults() -> dict:
+        return stub.faults.listed()
+
+    @admin('POST', 'faults', 'addFault', body=True)
+    def add_fault(document: dict) -> dict:
+        fault = parse_fault(document)
         stub.faults.add(dict(fault))
         bottle.response.status = 201
-        return to_json(fault)
+        return fault
 
-    @api.post(f'{ADMIN_PREFIX}chaos', name='admin.chaos')
-    def chaos() -> str:
-        check_content_type(bottle.request.content_type)
-        settings = parse_chaos(parse_json_object(read_body(bottle.request)))
+    @admin('DELETE', 'faults', 'clearFaults')
+    def clear_faults() -> None:
+        stub.faults.clear()
+
+    @admin('POST', 'chaos', 'setChaos', body=True)
+    def chaos(document: dict) -> dict:
+        settings = parse_chaos(document)
         stub.chaos(**settings)
         bottle.response.status = 201
-        return to_json(settings)
+        return settings
+
+    @admin('POST', 'delay', 'setDelay', body=True)
+    def delay(document: dict) -> dict:
+        stub.delay = parse_delay(document)
+        return {'seconds': stub.delay}
 
 
 def parse_since(query_string: str) -> int:
     """The query of ``GET /__admin/requests`` -> the ``sequence`` after which to list the
     journal (0, all of it, when none is given), or 400."""
     query = parse_query(query_string)
-    unknown = [name for name in query if name != 'since']
-    if unknown:
-        raise bad_parameter(f'unknown parameter {printable(unknown[0][:60])!r}; the journal '
-                            'takes since=N, the sequence of the last entry you have')
+    check_query_names(query, 'GET /__admin/requests', ['since'])
     values = query.get('since', ['0'])
     since = parse_whole_number(values[0])
     if since is None or len(values) > 1:
         raise bad_parameter('since must be one whole number, the sequence of the last entry '
                             f'you have; got {printable(", ".join(values)[:60])!r}')
     return since
+
+
+def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
+    """A filter for ``POST /__admin/requests/count`` (or ``/assert``, with ``times``) ->
+    assert_called's arguments: ``what``, ``json``, ``query``, ``headers`` (and ``times``);
+    or 400. ``null`` is a field not given, as None is in Python."""
+    fields = ('operation', 'method', 'path', 'query', 'json', 'headers', 'times')[:6 + times]
+    unknown = [field for field in document if field not in fields]
+    if unknown:
+        raise bad_body(f'unknown field {printable(unknown[0][:40])!r}; a filter has '
+                       f'{", ".join(fields[:-1])} and {fields[-1]}')
+    given = {field: value for field, value in document.items() if value is not None}
+    operation, method, path = (given.get(name) for name in ('operation', 'method', 'path'))
+    if (operation is None) == (method is None and path is None) or (method is None) != (
+            path is None):
+        raise bad_body('name the call by operation, or by method and path; not both')
+    if operation is not None and operation not in OPERATIONS:
+        raise bad_body(f'operation must be one of {", ".join(OPERATIONS)}; got {brief(operation)}')
+    if method is not None and not (isinstance(method, str) and method.isascii()
+                                   and method.isalpha()):
+        raise bad_body(f'method must be an HTTP method, such as GET; got {brief(method)}')
+    if path is not None and not (isinstance(path, str) and path.startswith('/')
+                                 and '?' not in path):
+        raise bad_body(f'path must start with / and hold no query (give it in query); '
+                       f'got {brief(path)}')
+    query, headers = given.get('query'), given.get('headers')
+    if query is not None and not (isinstance(query, dict) and all(
+            is_query_value(value) or isinstance(value, list) and all(map(is_query_value, value))
+            for value in query.values())):
+        raise bad_body(f'query must be an object of strings, integers or lists of them; '
+                       f'got {brief(query)}')
+    if headers is not None and not (isinstance(headers, dict)
+                                    and all(isinstance(value, str) for value in headers.values())):
+        raise bad_body(f'headers must be an object of strings; got {brief(headers)}')
+    count = given.get('times')
+    if times and count is not None and (type(count) is not int or count < 0):
+        raise bad_body(f'times must be a whole number from 0; got {brief(count)}')
+    return {'what': operation or f'{method} {path}', 'json': given.get('json'), 'query': query,
+            'headers': headers, **({'times': count} if times else {})}
+
+
+def is_query_value(value: Any) -> bool:
+    return isinstance(value, str) or type(value) is int
+
+
+def parse_delay(document: Mapping[str, Any]) -> float:
+    """The body of ``POST /__admin/delay`` -> its ``seconds``, or 400."""
+    if set(document) != {'seconds'} or not is_delay(document['seconds']):
+        raise bad_body(f'send {{"seconds": S}}, S from 0 to {FAULT_SECONDS_MAX:g} (0 for no '
+                       f'delay); got {brief(document)}')
+    return document['seconds']
 
 
 def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
@@ -2523,7 +2663,8 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
 
     @api.get(f'{base_path}/openapi.json', name='openapi')
     def openapi() -> str:
-        return to_json(openapi_document(mount_point() + base_path, base_path))
+        base_url = public_origin(bottle.request.environ) + mount_point() + base_path
+        return to_json(openapi_document(base_url))
 
     @api.get(FAVICON, name='favicon')
     def favicon() -> str:
@@ -2583,7 +2724,7 @@ class DocumentHeaders:
 
 
 #: The routes DocumentHeaders wraps, by name.
-DOCUMENTS = ('index', 'openapi', 'favicon')
+DOCUMENTS = ('index', 'openapi', 'favicon', 'adminOpenapi')
 #: The policy of a document that is not the page: it loads nothing.
 DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
 
@@ -2660,23 +2801,16 @@ def pets_phrase(count: int) -> str:
 
 # -- The OpenAPI description ---------------------------------------------------
 
-@functools.lru_cache(maxsize=1)
-def openapi_template() -> dict:
-    return json.loads(data_path('openapi.json').read_text(encoding='utf-8'))
+@functools.lru_cache(maxsize=2)
+def openapi_template(name: str) -> dict:
+    return json.loads(data_path(name).read_text(encoding='utf-8'))
 
 
-def openapi_document(served_base: str, base_path: str) -> dict:
-    """``data/openapi.json``, the contract, with its servers: this stub first, then the
-    base path the same stub takes with (or without) ``--staging``."""
-    document = copy.deepcopy(openapi_template())
-    staging = base_path == STAGING_BASE_PATH
-    other = BASE_PATH if staging else STAGING_BASE_PATH
-    document['servers'] = [
-        {'url': served_base, 'description': 'this stub'},
-        {'url': other, 'description': 'the same stub run with' + ('out' if staging else '')
-                                      + ' --staging'},
-    ]
-    return document
+def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
+    """An OpenAPI description in ``data/`` (the contract, or the admin endpoints'), whose one
+    server is ``base_url``: absolute, as the client reached it, so that a client generated
+    from it needs no base URL of its own."""
+    return {**openapi_template(name), 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
 # -- The server: waitress, behind one adapter ----------------------------------
@@ -3134,6 +3268,12 @@ def build_parser() -> argparse.ArgumentParser:
                              f'drawn from {", ".join(map(str, CHAOS_FAULTS))}')
     parser.add_argument('--seed', type=seed_number, default=None, metavar='N',
                         help='seed the chaos draw, to repeat a run (default: a new seed, printed)')
+    parser.add_argument('--delay', type=delay_seconds, default=0, metavar='SECONDS',
+                        help='make every API request wait SECONDS first (0 to '
+                             f'{FAULT_SECONDS_MAX:g}), to test a client\'s timeouts')
+    parser.add_argument('--ready-file', type=ready_file, default=None, metavar='PATH',
+                        help='once listening, write {"url", "admin_url", "pid"} to PATH as JSON, '
+                             'whole or not at all; removed at a clean stop')
     parser.add_argument('--quiet', action='store_true', help='no access log')
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
@@ -3201,6 +3341,25 @@ def chaos_rate(text: str) -> float:
     return rate
 
 
+def delay_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not is_delay(seconds):
+        raise argparse.ArgumentTypeError(
+            f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; got {text!r}')
+    return seconds
+
+
+def ready_file(text: str) -> Path:
+    path = Path(text)
+    if not text or path.is_dir() or not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f'the ready file goes in a folder that exists, and is '
+                                         f'no folder itself; got {text!r}')
+    return path
+
+
 def allowed_host(text: str) -> str:
     try:
         return parse_allowed_host(text)
@@ -3262,7 +3421,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # While serving, stderr too goes through a console: a traceback, a warning, a log record
     # written from a request's thread never waits on a stalled stderr.
     errors = Console(sys.stderr)
-    console = Console(sys.stdout, warnings=errors)
+    # A quiet stub prints no access log: only its banner and its last line go to stdout.
+    console = Console(sys.stdout, warnings=errors,
+                      name='stdout' if args.quiet else 'the access log')
     if sys.stdout is None:
         errors.log('petstore-stub: stdout is closed; the banner and the access log go nowhere')
     try:
@@ -3295,11 +3456,12 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
                      access_log=None if args.quiet else console.log,
                      allowed_hosts=(args.allowed_hosts if checks_host(args.host, args.trust_proxy)
                                     else None))
-    chaos = ''
+    app.delay = args.delay
+    settings = [f'delay: every API request waits {args.delay:g} s first'] if args.delay else []
     if args.chaos:
         seed = app.chaos(args.chaos, seed=args.seed)
-        chaos = (f'chaos: a fault for {percent(args.chaos)} of API requests, from seed {seed} '
-                 f'(--seed {seed} repeats them)')
+        settings.append(f'chaos: a fault for {percent(args.chaos)} of API requests, from seed '
+                        f'{seed} (--seed {seed} repeats them)')
     raise_open_files_limit(CONNECTION_LIMIT + 64)
     server = StubServer(app, args.host, port)
     try:
@@ -3308,10 +3470,25 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
         reason = getattr(error, 'strerror', None) or error
         print(f'petstore-stub: cannot listen on {args.host}:{port}: {reason}', file=sys.stderr)
         return 1
-    print_banner(console, server, store, api_keys[0], generated, loaded)
-    if chaos:
-        console.log(chaos)
-    status = run_until_stopped(server)
+    url = print_banner(console, server, store, api_keys[0], generated, loaded)
+    for line in settings:
+        console.log(line)
+    if args.ready_file is not None:
+        ready = {'url': url, 'pid': os.getpid()}
+        if args.admin:
+            ready['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
+        try:
+            write_whole(args.ready_file, to_json(ready))
+        except OSError as error:
+            print(f'petstore-stub: cannot write {args.ready_file}: {error.strerror}',
+                  file=sys.stderr)
+            server.stop()
+            return 1
+    try:
+        status = run_until_stopped(server)
+    finally:
+        if args.ready_file is not None:
+            args.ready_file.unlink(missing_ok=True)
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
     return status
@@ -3340,8 +3517,19 @@ def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:
     return f', {len(loaded)} loaded from fixtures'
 
 
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a file beside it: a reader sees all of it or none."""
+    temporary = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    try:
+        temporary.write_text(text, encoding='utf-8')
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def print_banner(console: Console, server: StubServer, store: PetStore, api_key: str,
-                 generated: bool, fixtures: str) -> None:
+                 generated: bool, fixtures: str) -> str:
+    """Print the banner; return the base URL it gives, one a client on this machine can use."""
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
     if generated:
@@ -3349,6 +3537,7 @@ def print_banner(console: Console, server: StubServer, store: PetStore, api_key:
     url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
     console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
     console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
+    return url
 
 
 def raise_open_files_limit(wanted: int) -> None:

@@ -260,6 +260,15 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--chaos', '0.1', '--seed', '1_000'], {}, "got '1_000'", id='--seed 1_000'),
     pytest.param(['--chaos', '0.1', '--seed', '-1'], {}, "got '-1'", id='--seed -1'),
     pytest.param(['--chaos', '0.1', '--seed', '7.0'], {}, "got '7.0'", id='--seed 7.0'),
+    pytest.param(['--delay', '61'], {}, 'a delay is a number of seconds from 0 to 60; '
+                 "got '61'", id='--delay 61'),
+    pytest.param(['--delay', '-0.5'], {}, "got '-0.5'", id='--delay -0.5'),
+    pytest.param(['--delay', 'nan'], {}, "got 'nan'", id='--delay nan'),
+    pytest.param(['--delay', '1s'], {}, "got '1s'", id='--delay 1s'),
+    pytest.param(['--ready-file', 'no/such/ready.json'], {}, 'the ready file goes in a folder '
+                 "that exists, and is no folder itself; got 'no/such/ready.json'",
+                 id='--ready-file in a missing folder'),
+    pytest.param(['--ready-file', '.'], {}, "got '.'", id='--ready-file a folder'),
 ])
 def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatch, argv,
                                                               environment, problem):
@@ -287,6 +296,28 @@ def test_the_banner_shows_a_chaos_rate_as_0_or_100_percent_only_when_it_is(
     monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
     assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7']) == 0
     assert f'chaos: a fault for {shown} of API requests, from seed 7' in capsys.readouterr().out
+
+
+def test_delay_holds_every_api_request_and_the_banner_says_so(capsys, monkeypatch):
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: SERVED.append(server))
+    assert main(['--port', '0', '--db', ':memory:', '--delay', '0.25']) == 0
+    assert SERVED[0].app.delay == 0.25
+    assert 'delay: every API request waits 0.25 s first' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize('flags, admin_url', [
+    pytest.param(['--admin'], True, id='with --admin'), pytest.param([], False, id='without')])
+def test_the_ready_file_names_the_urls_while_serving_and_goes_at_a_clean_stop(
+        capsys, monkeypatch, tmp_path, flags, admin_url):
+    ready = tmp_path / 'ready.json'
+    monkeypatch.setattr(stub.StubServer, 'serve_forever',
+                        lambda server: SERVED.append(json.loads(ready.read_text())))
+    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready), *flags]) == 0
+    url = banner_url(capsys.readouterr().out)
+    origin = url.removesuffix('/v1')
+    assert SERVED == [{'url': url, 'pid': os.getpid(),
+                       **({'admin_url': f'{origin}/__admin'} if admin_url else {})}]
+    assert list(tmp_path.iterdir()) == []  # the file is gone, and no temporary one is left
 
 
 @pytest.mark.parametrize('port', ['0', '65535', '08080'])

@@ -1,5 +1,6 @@
 """The README cannot rot: its curl tour is run against a live stub, its example is a test file."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -105,3 +106,17 @@ def test_the_script_for_another_language_runs_as_written(tmp_path):
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout == '[]\n'  # no client ran, so the journal is empty
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which('node') is None, reason='the example is written for Node')
+def test_the_node_example_runs_as_written(tmp_path):
+    (script,) = fenced_blocks('js')
+    assert "spawn('petstore-stub', [" in script
+    script = script.replace("spawn('petstore-stub', [",
+                            f'spawn({json.dumps(sys.executable)}, [{json.dumps(str(stub.__file__))}, ')
+    result = subprocess.run(['node', '--input-type=module', '-e', script], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == '200 { matched: 1 }\n'
+    assert list(tmp_path.iterdir()) == []  # the stub removed its ready file as it stopped

@@ -143,6 +143,16 @@ def test_a_closed_stdout_costs_no_request_and_is_reported_once():
 
 
 @pytest.mark.slow
+def test_a_quiet_stub_whose_stdout_closed_names_stdout_not_an_access_log():
+    """A quiet stub has no access log; its last line, on a stop, is what cannot be written."""
+    server = StubProcess('--db', ':memory:', '--quiet')
+    server.process.stdout.close()
+    assert server.stop(signal.SIGTERM, stdout_closed=True) == 0
+    assert server.process_stderr.count('stdout cannot be written') == 1
+    assert 'access log' not in server.process_stderr
+
+
+@pytest.mark.slow
 def test_a_stdout_nobody_reads_costs_no_request_and_lets_the_stub_stop():
     """Before, the server stalled after about 2,100 requests once the pipe was full."""
     server = StubProcess('--db', ':memory:')  # its stdout is a pipe this test never reads again

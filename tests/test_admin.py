@@ -1,0 +1,193 @@
+"""The admin endpoints a suite in any language drives: health, the journal, assertions, faults,
+the delay; as strict about their inputs as the API."""
+
+import pytest
+import webtest
+
+import petstore_stub as stub
+from conftest import make_client
+
+REX = {'name': 'Rex', 'categoryId': 1}
+
+
+@pytest.fixture
+def admin():
+    return make_client(stub.create_app(admin=True))
+
+
+def test_health_needs_no_key_and_names_the_base_url():
+    client = webtest.TestApp(stub.create_app(admin=True, base_path=stub.STAGING_BASE_PATH))
+    assert client.get('/__admin/health').json == {
+        'status': 'ok', 'version': stub.__version__, 'base_url': 'http://localhost:80/staging/v1'}
+
+
+def test_health_on_loopback_refuses_a_foreign_host_name():
+    client = webtest.TestApp(stub.create_app(admin=True, allowed_hosts=()))
+    response = client.get('/__admin/health', headers={'Host': 'evil.example'}, status=421)
+    assert response.json['code'] == 'misdirected_request'
+
+
+# -- count and assert: assert_called's filter, over HTTP ------------------------------
+
+@pytest.fixture
+def journal(admin):
+    admin.post_json('/v1/pets', REX)
+    admin.post_json('/v1/pets', {'name': 'Bella', 'categoryId': '2'}, status=400)
+    admin.get('/v1/pets?limit=5&status=sold')
+    return admin
+
+
+@pytest.mark.parametrize('call, count', [
+    pytest.param({'operation': 'createPet'}, 2, id='an operation'),
+    pytest.param({'operation': 'createPet', 'json': REX}, 1, id='and a body'),
+    pytest.param({'method': 'post', 'path': '/pets'}, 2, id='a method and a path'),
+    pytest.param({'method': 'GET', 'path': '/v1/pets', 'query': {'limit': 5}}, 1,
+                 id='a query, as text'),
+    pytest.param({'operation': 'listPets', 'query': {'limit': '6'}}, 0, id='a query not sent'),
+    pytest.param({'operation': 'createPet', 'headers': {'content-type': 'application/json'}}, 2,
+                 id='a header, in any case'),
+    pytest.param({'operation': 'getPet', 'json': None}, 0, id='null as not given'),
+])
+def test_count_counts_the_calls_that_match_every_part(journal, call, count):
+    assert journal.post_json('/__admin/requests/count', call).json == {'count': count}
+
+
+def test_assert_that_holds_says_how_many_matched(journal):
+    response = journal.post_json('/__admin/requests/assert', {'operation': 'createPet'})
+    assert response.json == {'matched': 2}
+    response = journal.post_json('/__admin/requests/assert', {'operation': 'getPet', 'times': 0})
+    assert response.json == {'matched': 0}
+
+
+@pytest.mark.parametrize('call, expected', [
+    pytest.param({'operation': 'createPet', 'json': {'name': 'Bella', 'categoryId': 2}},
+                 {'json': {'name': 'Bella', 'categoryId': 2}}, id='a body'),
+    pytest.param({'operation': 'createPet', 'times': 0}, {'times': 0}, id='times 0: never'),
+    pytest.param({'method': 'GET', 'path': '/pets/1'}, {}, id='never called'),
+])
+def test_assert_that_fails_is_a_409_with_the_message_assert_called_gives(journal, call, expected):
+    response = journal.post_json('/__admin/requests/assert', call, status=409)
+    what = call.get('operation') or f'{call["method"]} {call["path"]}'
+    with pytest.raises(AssertionError) as failed:
+        journal.app.assert_called(what, **expected)
+    assert response.json == {'code': 'assertion_failed', 'message': str(failed.value),
+                             'status': 409}
+
+
+def test_assert_shows_the_closest_request_field_by_field(journal):
+    call = {'operation': 'createPet', 'json': {'name': 'Bella', 'categoryId': 2}}
+    message = journal.post_json('/__admin/requests/assert', call, status=409).json['message']
+    assert "The closest, #2, differs in:\n  categoryId: expected 2, sent '2'" in message
+
+
+# -- the journal, the faults, the delay --------------------------------------------------
+
+def test_deleting_the_requests_empties_the_journal_only(admin):
+    admin.post_json('/v1/pets', REX)
+    admin.post_json('/__admin/faults', {'fault': 503})
+    admin.delete('/__admin/requests', status=204)
+    assert admin.get('/__admin/requests').json == []
+    assert admin.get('/v1/pets', status=503)  # the fault is still queued
+    assert admin.get('/v1/pets').json == [{'id': 1, **REX}]
+
+
+def test_faults_lists_what_is_left_of_each_and_chaos(admin):
+    admin.post_json('/__admin/faults', {'fault': 503, 'times': 2, 'after': 1})
+    admin.post_json('/__admin/faults', {'fault': 'slow', 'route': 'getPet'})
+    admin.post_json('/__admin/chaos', {'rate': 0.5, 'faults': [500], 'seed': 7})
+    admin.app.faults.chaos = None  # no draw in the way of the count below
+    admin.get('/v1/pets')
+    admin.get('/v1/pets', status=503)
+    assert admin.get('/__admin/faults').json == {'chaos': None, 'faults': [
+        {'fault': 503, 'times': 1, 'route': None, 'after': 0, 'retry_after': None, 'seconds': 0},
+        {'fault': 'slow', 'times': 1, 'route': 'getPet', 'after': 0, 'retry_after': None,
+         'seconds': 2.0}]}
+    admin.post_json('/__admin/chaos', {'rate': 0.5, 'faults': [500], 'seed': 7})
+    assert admin.get('/__admin/faults').json['chaos'] == {'rate': 0.5, 'faults': [500], 'seed': 7}
+
+
+def test_deleting_the_faults_cancels_them_and_chaos(admin):
+    admin.post_json('/__admin/faults', {'fault': 503, 'times': 5})
+    admin.post_json('/__admin/chaos', {'rate': 1, 'faults': [500]})
+    admin.delete('/__admin/faults', status=204)
+    assert admin.get('/__admin/faults').json == {'faults': [], 'chaos': None}
+    admin.get('/v1/pets', status=200)
+
+
+@pytest.mark.parametrize('seconds', [0, 0.25, 60])
+def test_delay_sets_the_seconds_each_api_request_waits(admin, seconds):
+    assert admin.post_json('/__admin/delay', {'seconds': seconds}).json == {'seconds': seconds}
+    assert admin.app.delay == seconds
+
+
+# -- strict inputs --------------------------------------------------------------------------
+
+@pytest.mark.parametrize('method, path, body, code', [
+    pytest.param('POST', '/__admin/reset?x=1', None, 'invalid_parameter', id='reset, a query'),
+    pytest.param('POST', '/__admin/reset', {}, 'invalid_body', id='reset, a body'),
+    pytest.param('POST', '/__admin/fixtures', {'pets': []}, 'invalid_body', id='fixtures, a body'),
+    pytest.param('GET', '/__admin/health?verbose=1', None, 'invalid_parameter',
+                 id='health, a query'),
+    pytest.param('GET', '/__admin/requests?operation=createPet', None, 'invalid_parameter',
+                 id='requests, a filter in the query'),
+    pytest.param('DELETE', '/__admin/requests?since=3', None, 'invalid_parameter',
+                 id='clearing the journal, a query'),
+    pytest.param('DELETE', '/__admin/faults', {'fault': 503}, 'invalid_body',
+                 id='cancelling faults, a body'),
+    pytest.param('GET', '/__admin/faults?route=getPet', None, 'invalid_parameter',
+                 id='listing faults, a query'),
+    pytest.param('POST', '/__admin/requests/count', {'operation': 'createPet', 'times': 1},
+                 'invalid_body', id='count, times'),
+    pytest.param('POST', '/__admin/requests/count', {'operation': 'createPet', 'body': {}},
+                 'invalid_body', id='count, an unknown field'),
+    pytest.param('POST', '/__admin/requests/count', {}, 'invalid_body', id='count, no call'),
+    pytest.param('POST', '/__admin/requests/count', {'operation': 'feedPet'}, 'invalid_body',
+                 id='count, an unknown operation'),
+    pytest.param('POST', '/__admin/requests/count', {'operation': 'getPet', 'path': '/pets'},
+                 'invalid_body', id='count, an operation and a path'),
+    pytest.param('POST', '/__admin/requests/count', {'method': 'GET'}, 'invalid_body',
+                 id='count, a method without a path'),
+    pytest.param('POST', '/__admin/requests/count', {'method': 'GET', 'path': 'pets'},
+                 'invalid_body', id='count, a relative path'),
+    pytest.param('POST', '/__admin/requests/count', {'method': 'GET', 'path': '/pets?limit=1'},
+                 'invalid_body', id='count, a query in the path'),
+    pytest.param('POST', '/__admin/requests/count', {'method': 1, 'path': '/pets'},
+                 'invalid_body', id='count, a method that is no text'),
+    pytest.param('POST', '/__admin/requests/count', {'operation': 'listPets', 'query': 'limit=1'},
+                 'invalid_body', id='count, a query that is no object'),
+    pytest.param('POST', '/__admin/requests/count', {'operation': 'listPets',
+                                                     'query': {'all': True}},
+                 'invalid_body', id='count, a query value that is no text'),
+    pytest.param('POST', '/__admin/requests/count', {'operation': 'listPets',
+                                                     'headers': {'X-N': 1}},
+                 'invalid_body', id='count, a header that is no text'),
+    pytest.param('POST', '/__admin/requests/count', [], 'invalid_body', id='count, no object'),
+    pytest.param('POST', '/__admin/requests/assert', {'operation': 'listPets', 'times': -1},
+                 'invalid_body', id='assert, negative times'),
+    pytest.param('POST', '/__admin/requests/assert', {'operation': 'listPets', 'times': True},
+                 'invalid_body', id='assert, times true'),
+    pytest.param('POST', '/__admin/delay', {'seconds': -1}, 'invalid_body', id='delay, negative'),
+    pytest.param('POST', '/__admin/delay', {'seconds': 61}, 'invalid_body', id='delay, too long'),
+    pytest.param('POST', '/__admin/delay', {'seconds': '1'}, 'invalid_body', id='delay, text'),
+    pytest.param('POST', '/__admin/delay', {'seconds': False}, 'invalid_body',
+                 id='delay, a boolean'),
+    pytest.param('POST', '/__admin/delay', {}, 'invalid_body', id='delay, no seconds'),
+    pytest.param('POST', '/__admin/delay', {'seconds': 1, 'jitter': 1}, 'invalid_body',
+                 id='delay, an unknown field'),
+])
+def test_an_admin_input_an_endpoint_does_not_take_is_a_400(admin, method, path, body, code):
+    response = admin.request(path, method=method, status='*', **(
+        {} if body is None else {'body': stub.to_json(body).encode(),
+                                 'content_type': 'application/json'}))
+    assert (response.status_int, response.json['code']) == (400, code)
+    assert admin.app.delay == 0 and admin.app.faults.listed()['faults'] == []
+
+
+def test_a_filter_sent_as_text_is_a_415(admin):
+    response = admin.post('/__admin/requests/count', 'operation=listPets', status=415)
+    assert response.json['code'] == 'unsupported_media_type'
+
+
+def test_a_method_an_admin_path_does_not_serve_is_a_405_naming_those_it_does(admin):
+    response = admin.put('/__admin/faults', status=405)
+    assert sorted(response.headers['Allow'].split(',')) == ['DELETE', 'GET', 'POST']
