@@ -12,17 +12,17 @@ REX = {'name': 'Rex', 'categoryId': 1}
 
 @pytest.fixture
 def admin():
-    return make_client(stub.create_app(admin=True))
+    return make_client(stub.create_stub(admin=True))
 
 
 def test_health_needs_no_key_and_names_the_base_url():
-    client = webtest.TestApp(stub.create_app(admin=True, base_path=stub.STAGING_BASE_PATH))
+    client = webtest.TestApp(stub.create_stub(admin=True, base_path=stub.STAGING_BASE_PATH))
     assert client.get('/__admin/health').json == {
         'status': 'ok', 'version': stub.__version__, 'base_url': 'http://localhost:80/staging/v1'}
 
 
 def test_health_on_loopback_refuses_a_foreign_host_name():
-    client = webtest.TestApp(stub.create_app(admin=True, allowed_hosts=()))
+    client = webtest.TestApp(stub.create_stub(admin=True, allowed_hosts=()))
     response = client.get('/__admin/health', headers={'Host': 'evil.example'}, status=421)
     assert response.json['code'] == 'misdirected_request'
 

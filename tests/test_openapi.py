@@ -40,7 +40,7 @@ def test_servers_name_only_the_absolute_url_the_client_reached(document):
 
 @pytest.mark.parametrize('path', ['/v1/openapi.json', '/__admin/openapi.json'])
 def test_servers_behind_a_proxy_are_the_url_the_proxy_was_reached_by(path):
-    client = make_client(stub.create_app(admin=True, trust_proxy=True))
+    client = make_client(stub.create_stub(admin=True, trust_proxy=True))
     forwarded = {'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pets.example'}
     (server,) = client.get(path, headers=forwarded).json['servers']
     assert server['url'] == 'https://pets.example' + path.rsplit('/', 1)[0]
@@ -132,7 +132,7 @@ def test_the_document_agrees_with_the_code_on_every_number_and_date(document):
 
 @pytest.fixture
 def admin_document():
-    client = webtest.TestApp(stub.create_app(admin=True))
+    client = webtest.TestApp(stub.create_stub(admin=True))
     return client.get('/__admin/openapi.json', status=200).json
 
 
@@ -143,7 +143,7 @@ def test_the_admin_document_is_valid_openapi_3_and_needs_no_key(admin_document):
 
 
 def test_the_admin_document_describes_exactly_the_admin_routes(admin_document):
-    app = stub.create_app(admin=True)
+    app = stub.create_stub(admin=True)
     served = {(route.method, route.rule): route.name for route in app.api.routes
               if route.rule.startswith(stub.ADMIN_PREFIX)}
     described = {(method.upper(), '/__admin' + path): operation['operationId']
