@@ -1257,7 +1257,7 @@ class StubApp:
         try:
             checked = parse_fault({'fault': fault, 'times': times, 'route': route,
                                    'after': after, 'retry_after': retry_after,
-                                   'seconds': seconds})
+                                   'seconds': seconds}, nothing='None')
         except ApiError as error:
             raise ValueError(error.message) from None
         self.faults.add(checked)
@@ -1691,14 +1691,15 @@ class Chaos:
         return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
 
 
-def parse_fault(document: Mapping[str, Any]) -> dict:
+def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400.
 
     ``fault`` is an error status (400..599) or a name of FAULT_KINDS (``status``
     is its older name); ``times`` how many requests get it (1); ``route`` an
     operationId, or null for any; ``after`` how many matching requests pass
     first (0); ``retry_after`` seconds for a 429 or 503's Retry-After;
-    ``seconds`` how long a ``hang`` or ``slow`` takes.
+    ``seconds`` how long a ``hang`` or ``slow`` takes. ``nothing`` is how the
+    caller writes no value: ``null`` in JSON, ``None`` in Python.
     """
     fields = ('fault', 'status', 'times', 'route', 'after', 'retry_after', 'seconds')
     unknown = [field for field in document if field not in fields]
@@ -1721,7 +1722,8 @@ def parse_fault(document: Mapping[str, Any]) -> dict:
         if type(value) is not int or value < least:
             raise bad_body(f'{name} must be a whole number from {least}; got {value!r}')
     if route is not None and route not in OPERATIONS:
-        raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or null; got {route!r}')
+        raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
+                       f'got {route!r}')
     if retry_after is not None and (fault not in (429, 503) or type(retry_after) is not int
                                     or not 0 <= retry_after <= 86_400):
         raise bad_body('retry_after goes with a 429 or a 503: whole seconds, 0 to 86400; '

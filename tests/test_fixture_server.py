@@ -421,6 +421,34 @@ def test_fail_next_refuses_a_fault_it_cannot_inject(fault, options, words):
         stub.create_app().fail_next(fault, **options)
 
 
+def set_delay(app: stub.StubApp, seconds: object) -> None:
+    app.delay = seconds
+
+
+@pytest.mark.parametrize('call, words', [
+    pytest.param(lambda app: app.fail_next(503, route='deletePet'), 'or None; got',
+                 id='fail_next route'),
+    pytest.param(lambda app: app.fail_next(503, times=None), 'got None', id='fail_next times'),
+    pytest.param(lambda app: app.chaos(True), 'got True', id='chaos rate'),
+    pytest.param(lambda app: app.chaos(0.5, seed=-1), 'got -1', id='chaos seed'),
+    pytest.param(lambda app: set_delay(app, None), 'got None', id='delay'),
+    pytest.param(lambda app: app.assert_called('listPets', times=False), 'got False',
+                 id='assert_called times'),
+    pytest.param(lambda app: app.assert_called('listPets', query={'limit': None}), 'not None',
+                 id='assert_called query'),
+])
+def test_a_python_call_refused_names_values_in_python(call, words):
+    with pytest.raises(ValueError, match=words) as refused:
+        call(stub.create_app())
+    assert not {'null', 'true', 'false'} & set(str(refused.value).replace(';', ' ').split())
+
+
+def test_the_admin_endpoint_refusing_a_route_names_null(admin_client):
+    response = admin_client.post_json('/__admin/faults', {'fault': 503, 'route': 'deletePet'},
+                                      status=400)
+    assert 'or null; got' in response.json['message']
+
+
 # -- the admin endpoints ---------------------------------------------------------
 
 @pytest.fixture
