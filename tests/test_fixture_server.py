@@ -135,6 +135,24 @@ def test_check_raises_once_and_then_is_clear(monkeypatch):
         server.check()
 
 
+def test_check_reports_a_queued_fault_not_used_up_but_never_chaos():
+    with stub.serve() as server:
+        server.fail_next(503, times=2, route='listPets', after=1)
+        server.chaos(1, faults=[502], seed=1)
+        assert [call_once(server.url, 'GET', '/v1/pets')[0] for _ in range(2)] == [502, 503]
+        with pytest.raises(AssertionError) as raised:
+            server.check()
+        assert str(raised.value) == ('1 queued fault was not used up:\n'
+                                     '  503 for listPets: times 1 of 2 left, after 0 of 1 left')
+        server.check()  # reported once, and dropped
+
+
+def test_a_fault_dropped_by_a_reset_is_not_reported():
+    with stub.serve() as server:
+        server.fail_next('drop')
+        server.reset()
+
+
 # -- reset, add_pet, load_fixtures ----------------------------------------------
 
 def test_reset_empties_store_journal_faults_and_delay():
