@@ -2669,12 +2669,21 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
 
 
 def data_path(name: str) -> Path:
-    """A file of ``data/``: beside this file, or where the wheel put it."""
+    """A file of ``data/``: beside this file in a checkout or an unpacked sdist, else where the
+    wheel put it, ``share/petstore-stub/`` under the prefix it was installed in.
+
+    Every install scheme puts the site-packages folder two or three levels below its
+    prefix (``lib/python3.X/site-packages``, ``Lib/site-packages``, ``lib/python``), so
+    the nearer of those two that holds the file is its own: a virtual environment,
+    ``~/.local`` for ``--user``, a ``--prefix``.
+    """
     here = Path(__file__).resolve().parent
-    for folder in (here / 'data', here / 'petstore_stub_data'):
+    folders = [here / 'data',
+               *(prefix / 'share' / 'petstore-stub' for prefix in list(here.parents)[1:3])]
+    for folder in folders:
         if (folder / name).is_file():
             return folder / name
-    raise FileNotFoundError(f'{name} is not in data/ beside {here}')
+    raise FileNotFoundError(f'{name} is in none of {", ".join(map(str, folders))}')
 
 
 def pets_phrase(count: int) -> str:
