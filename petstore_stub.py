@@ -3122,7 +3122,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     accepted on loopback, and on any other ``host`` a random key
     (``server.api_key``); there the demo key is a ValueError, raised before
     anything is opened. On leaving the block the server stops, then
-    ``check()`` raises anything that failed inside it.
+    ``check()`` raises anything that failed inside it, or a queued fault left unused.
 
     On a loopback ``host``, as on the command line, only requests sent to a
     loopback name are answered (others get a 421), and to ``allowed_hosts``;
