@@ -1145,7 +1145,7 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
 #     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Delay
-#         -> Cors -> bottle
+#         -> Cors (or, without --cors, PreflightWithoutCors) -> bottle
 #
 # (the last with the key check, the routes, and the faults as a plugin).
 
@@ -1163,6 +1163,8 @@ ERRORS_KEPT = 100
 CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
 CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
 CORS_MAX_AGE = '600'
+CORS_HINT = ('this is a preflight from a page on another origin, and cross-origin calls are '
+             'off: start the stub with --cors to let pages on any origin call the API')
 #: The faults chaos draws from unless told otherwise.
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
@@ -1176,6 +1178,8 @@ FAULT_SECONDS_MAX = 60.0
 FAULT = 'petstore_stub.fault'
 DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
+#: Set by PreflightWithoutCors: a preflight was refused, for the access log's hint.
+PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'
 #: Set by the server adapter: when the request's head arrived (time.monotonic_ns()).
 RECEIVED = 'petstore_stub.received'
 #: Set by the server adapter: a function that closes the request's connection before any
@@ -1256,7 +1260,7 @@ class StubApp:
             add_admin_routes(api, self)
         api.install(self.faults)
         api.install(DocumentHeaders())
-        app: Any = Delay(Cors(api) if cors else api, self)
+        app: Any = Delay(Cors(api) if cors else PreflightWithoutCors(api), self)
         if allowed_hosts is not None:
             app = HostCheck(app, allowed_hosts)
         if trust_proxy:
@@ -1317,10 +1321,15 @@ class StubApp:
         try:
             checked = parse_fault({'fault': fault, 'times': times, 'route': route,
                                    'after': after, 'retry_after': retry_after,
-                                   'seconds': seconds})
+                                   'seconds': seconds}, nothing='None')
         except ApiError as error:
             raise ValueError(error.message) from None
         self.faults.add(checked)
+
+    def take_unused_faults(self) -> list[str]:
+        """Each fault queued since the last clear() that has not fired all its ``times``, as
+        describe_fault() says it; the queue is left empty. Chaos is never counted."""
+        return [describe_fault(fault) for fault in self.faults.take_unused()]
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
@@ -1645,7 +1654,13 @@ class FaultPlugin:
 
     def add(self, fault: dict) -> None:
         with self._lock:
-            self._queue.append(fault)
+            self._queue.append({**fault, 'asked': (fault['times'], fault['after'])})
+
+    def take_unused(self) -> list[dict]:
+        """The queued faults still waiting to fire, taken off the queue."""
+        with self._lock:
+            unused, self._queue = self._queue, []
+        return unused
 
     def clear(self) -> None:
         with self._lock:
@@ -1655,7 +1670,8 @@ class FaultPlugin:
     def listed(self) -> dict:
         """The queued faults, each with what is left of its ``times`` and ``after``, and chaos."""
         with self._lock:
-            queued = [dict(fault) for fault in self._queue]
+            queued = [{name: value for name, value in fault.items() if name != 'asked'}
+                      for fault in self._queue]
         chaos = self.chaos
         return {'faults': queued, 'chaos': chaos and {'rate': chaos.rate, 'seed': chaos.seed,
                                                       'faults': list(chaos.faults)}}
@@ -1680,6 +1696,14 @@ class FaultPlugin:
                 return due
         chaos = self.chaos
         return None if chaos is None else chaos.draw()
+
+
+def describe_fault(fault: dict) -> str:
+    """``503 for createPet: times 1 of 1 left, after 2 of 2 left``: a queued fault, and what
+    is left of it."""
+    times, after = fault['asked']
+    return (f"{fault['fault']!r} for {fault['route'] or 'any operation'}: "
+            f"times {fault['times']} of {times} left, after {fault['after']} of {after} left")
 
 
 def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
@@ -1767,13 +1791,15 @@ class Chaos:
         return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
 
 
-def parse_fault(document: Mapping[str, Any]) -> dict:
+def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400.
 
     ``fault`` is an error status (400..599) or a name of FAULT_KINDS; ``times``
     how many requests get it (1); ``route`` an operationId, or null for any;
     ``after`` how many matching requests pass first (0); ``retry_after`` seconds
-    for a 429 or 503's Retry-After; ``seconds`` how long a ``hang`` or ``slow`` takes.
+    for a 429 or 503's Retry-After;
+    ``seconds`` how long a ``hang`` or ``slow`` takes. ``nothing`` is how the
+    caller writes no value: ``null`` in JSON, ``None`` in Python.
     """
     fields = ('fault', 'times', 'route', 'after', 'retry_after', 'seconds')
     unknown = [field for field in document if field not in fields]
@@ -1794,7 +1820,8 @@ def parse_fault(document: Mapping[str, Any]) -> dict:
         if type(value) is not int or value < least:
             raise bad_body(f'{name} must be a whole number from {least}; got {value!r}')
     if route is not None and route not in OPERATIONS:
-        raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or null; got {route!r}')
+        raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
+                       f'got {route!r}')
     if retry_after is not None and (fault not in (429, 503) or type(retry_after) is not int
                                     or not 0 <= retry_after <= 86_400):
         raise bad_body('retry_after goes with a 429 or a 503: whole seconds, 0 to 86400; '
@@ -2218,6 +2245,29 @@ class Cors:
         return self.app(environ, with_cors)
 
 
+class PreflightWithoutCors:
+    """WSGI middleware, without ``--cors``: a browser's preflight to the API gets a 403 that
+    names ``--cors``.
+
+    The key check would answer it 401 (a browser sends a preflight without the key), which
+    sends whoever reads it after the key. It answers before the key check, but the same
+    for every path, so it tells nothing of which paths exist. The admin endpoints keep
+    their 401: ``--cors`` does not open them.
+    """
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if (environ['REQUEST_METHOD'] == 'OPTIONS' and 'HTTP_ORIGIN' in environ
+                and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ
+                and not is_admin_call(environ)):
+            environ[PREFLIGHT_REFUSED] = True
+            return send_error(ApiError(403, 'cors_not_enabled', CORS_HINT), environ,
+                              start_response)
+        return self.app(environ, start_response)
+
+
 class ForwardedHeaders:
     """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the
     proxy in front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``.
@@ -2357,10 +2407,12 @@ def is_plain_segment(segment: str) -> bool:
 # -- The access log and the console --------------------------------------------
 
 class AccessLog:
-    """WSGI middleware: one line per request to ``log``, the favicon left out."""
+    """WSGI middleware: one line per request to ``log``, the favicon left out; after the
+    first preflight refused for want of ``--cors``, a line saying so."""
 
     def __init__(self, app: Callable, log: Callable[[str], Any]) -> None:
         self.app, self.log = app, log
+        self._hinted = False
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
@@ -2374,6 +2426,11 @@ class AccessLog:
         if environ['PATH_INFO'] != FAVICON:
             status = status_sent(environ, sent)
             self.log(access_line(environ, status, time.perf_counter() - started))
+        if environ.get(PREFLIGHT_REFUSED) and not self._hinted:
+            self._hinted = True
+            origin = printable(environ['HTTP_ORIGIN'][:200])
+            self.log(f'petstore-stub: a page on {origin} asked to call the API; '
+                             'restart the stub with --cors to let it')
         return result
 
 
@@ -2787,12 +2844,21 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
 
 
 def data_path(name: str) -> Path:
-    """A file of ``data/``: beside this file, or where the wheel put it."""
+    """A file of ``data/``: beside this file in a checkout or an unpacked sdist, else where the
+    wheel put it, ``share/petstore-stub/`` under the prefix it was installed in.
+
+    Every install scheme puts the site-packages folder two or three levels below its
+    prefix (``lib/python3.X/site-packages``, ``Lib/site-packages``, ``lib/python``), so
+    the nearer of those two that holds the file is its own: a virtual environment,
+    ``~/.local`` for ``--user``, a ``--prefix``.
+    """
     here = Path(__file__).resolve().parent
-    for folder in (here / 'data', here / 'petstore_stub_data'):
+    folders = [here / 'data',
+               *(prefix / 'share' / 'petstore-stub' for prefix in list(here.parents)[1:3])]
+    for folder in folders:
         if (folder / name).is_file():
             return folder / name
-    raise FileNotFoundError(f'{name} is not in data/ beside {here}')
+    raise FileNotFoundError(f'{name} is in none of {", ".join(map(str, folders))}')
 
 
 def pets_phrase(count: int) -> str:
@@ -3126,8 +3192,10 @@ class StubServer:
         """Empty the store and the journal (ids restart at 1); drop faults and delay."""
         self.app.clear()
 
-    def check(self) -> None:
-        """Raise ServerError if anything failed inside the server since the last check."""
+    def check(self, unused_faults: bool = True) -> None:
+        """Raise ServerError if anything failed inside the server since the last check; then,
+        with ``unused_faults``, AssertionError if a fault queued since the last reset() has
+        not fired all its ``times`` (the faults are dropped: the next check is clean)."""
         errors = [*map(without_frames, self.errors), *self.app.errors]
         self.errors.clear()
         self.app.errors.clear()
@@ -3135,6 +3203,10 @@ class StubServer:
             (first, text), more = errors[0], len(errors) - 1
             raise ServerError(f'the stub server failed: {first!r}'
                               + (f' (and {more} more)' if more else '') + f'\n{text}') from first
+        unused = self.app.take_unused_faults() if unused_faults else []
+        if unused:
+            raise AssertionError('\n'.join([unused_faults_phrase(len(unused)),
+                                            *[f'  {fault}' for fault in unused]]))
 
     # Running.
 
@@ -3179,6 +3251,11 @@ class StubServer:
         self.stop()
 
 
+def unused_faults_phrase(count: int) -> str:
+    return ('1 queued fault was not used up:' if count == 1
+            else f'{count} queued faults were not used up:')
+
+
 @contextlib.contextmanager
 def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
@@ -3192,7 +3269,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     accepted on loopback, and on any other ``host`` a random key
     (``server.api_key``); there the demo key is a ValueError, raised before
     anything is opened. On leaving the block the server stops, then
-    ``check()`` raises anything that failed inside it.
+    ``check()`` raises anything that failed inside it, or a queued fault left unused.
 
     On a loopback ``host``, as on the command line, only requests sent to a
     loopback name are answered (others get a 421), and to ``allowed_hosts``;
@@ -3608,10 +3685,15 @@ if 'pytest' in sys.modules:
                       help='fail a test whose client sent the petstore_server a request it '
                            'refused as malformed (400, 404 for no such path, 405, 413, 415, '
                            '431, 505)')
+        parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
+                      help='fail a test that queued a fault on the petstore_server that never '
+                           'fired all its times (on unless set to false)')
 
     def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
                                 'malformed requests on purpose (petstore_fail_on_bad_requests)')
+        config.addinivalue_line('markers', 'petstore_allows_unused_faults: this test may leave '
+                                'a queued fault unused (petstore_fail_on_unused_faults)')
 
     @pytest.fixture
     def petstore_server(petstore_session_server: StubServer, petstore_fixtures: Any,
@@ -3621,14 +3703,24 @@ if 'pytest' in sys.modules:
         With ``petstore_fail_on_bad_requests = true`` in the pytest configuration,
         a test fails at teardown if its client sent a request the stub refused as
         malformed, even where the client swallowed the error; the marker
-        ``petstore_allows_bad_requests`` lets one test off.
+        ``petstore_allows_bad_requests`` lets one test off. A test that queued a
+        fault which never fired all its times fails at teardown too, unless marked
+        ``petstore_allows_unused_faults`` or ``petstore_fail_on_unused_faults = false``.
         """
         server = petstore_session_server
         server.reset()
         if petstore_fixtures:
             server.load_fixtures(petstore_fixtures)
         yield server
-        server.check()
+        server.check(unused_faults=False)
+        unused = server.app.take_unused_faults()
+        if (unused and request.config.getini('petstore_fail_on_unused_faults')
+                and not request.node.get_closest_marker('petstore_allows_unused_faults')):
+            pytest.fail('\n'.join(
+                [f'in this test, {unused_faults_phrase(len(unused))}']
+                + [f'  {fault}' for fault in unused]
+                + ['(if the test leaves it unused on purpose, mark it '
+                   '@pytest.mark.petstore_allows_unused_faults)']), pytrace=False)
         if (request.config.getini('petstore_fail_on_bad_requests')
                 and not request.node.get_closest_marker('petstore_allows_bad_requests')):
             refused = [entry for entry in server.requests if is_refused_as_malformed(entry)]

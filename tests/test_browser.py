@@ -62,10 +62,32 @@ def test_errors_carry_cors_headers_so_a_browser_can_read_them(headers, status):
 
 def test_cors_is_off_by_default():
     with stub.serve() as server:
-        status, headers, _ = request(server, 'OPTIONS', '/v1/pets', PREFLIGHT)
-        assert status == 401
         _, headers, _ = request(server, 'GET', '/v1/pets', {**AUTH, 'Origin': 'https://x.example'})
     assert 'Access-Control-Allow-Origin' not in headers
+
+
+@pytest.mark.parametrize('path, status, code', [
+    pytest.param('/v1/pets', 403, 'cors_not_enabled', id='the API'),
+    pytest.param('/v1/nothing', 403, 'cors_not_enabled', id='no such path'),
+    pytest.param('/__admin/reset', 401, 'unauthorized', id='an admin endpoint'),
+])
+def test_without_cors_a_preflight_is_told_of_the_flag_but_not_on_admin_paths(path, status, code):
+    with stub.serve() as server:
+        got, headers, body = request(server, 'OPTIONS', path, PREFLIGHT)
+    error = json.loads(body)
+    assert (got, error['code']) == (status, code)
+    assert ('--cors' in error['message']) == (status == 403)
+    assert 'Access-Control-Allow-Origin' not in headers
+
+
+def test_the_access_log_hints_at_cors_the_first_time_only():
+    lines = []
+    client = webtest.TestApp(stub.create_stub(access_log=lines.append))
+    for _ in range(2):
+        client.options('/v1/pets', headers=PREFLIGHT, status=403)
+    hints = [line for line in lines if 'OPTIONS' not in line]
+    assert hints == ['petstore-stub: a page on https://demo.example asked to call the API; '
+                     'restart the stub with --cors to let it']
 
 
 def test_the_cli_cors_flag(monkeypatch):

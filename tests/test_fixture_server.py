@@ -134,6 +134,24 @@ def test_check_raises_once_and_then_is_clear(monkeypatch):
         server.check()
 
 
+def test_check_reports_a_queued_fault_not_used_up_but_never_chaos():
+    with stub.serve() as server:
+        server.fail_next(503, times=2, route='listPets', after=1)
+        server.chaos(1, faults=[502], seed=1)
+        assert [call_once(server.url, 'GET', '/v1/pets')[0] for _ in range(2)] == [502, 503]
+        with pytest.raises(AssertionError) as raised:
+            server.check()
+        assert str(raised.value) == ('1 queued fault was not used up:\n'
+                                     '  503 for listPets: times 1 of 2 left, after 0 of 1 left')
+        server.check()  # reported once, and dropped
+
+
+def test_a_fault_dropped_by_a_reset_is_not_reported():
+    with stub.serve() as server:
+        server.fail_next('drop')
+        server.reset()
+
+
 # -- reset, add_pet, load_fixtures ----------------------------------------------
 
 def test_reset_empties_store_journal_faults_and_delay():
@@ -418,6 +436,34 @@ def test_fail_next_drop_closes_the_connection_without_a_response():
 def test_fail_next_refuses_a_fault_it_cannot_inject(fault, options, words):
     with pytest.raises(ValueError, match=words):
         stub.create_stub().fail_next(fault, **options)
+
+
+def set_delay(app: stub.StubApp, seconds: object) -> None:
+    app.delay = seconds
+
+
+@pytest.mark.parametrize('call, words', [
+    pytest.param(lambda app: app.fail_next(503, route='deletePet'), 'or None; got',
+                 id='fail_next route'),
+    pytest.param(lambda app: app.fail_next(503, times=None), 'got None', id='fail_next times'),
+    pytest.param(lambda app: app.chaos(True), 'got True', id='chaos rate'),
+    pytest.param(lambda app: app.chaos(0.5, seed=-1), 'got -1', id='chaos seed'),
+    pytest.param(lambda app: set_delay(app, None), 'got None', id='delay'),
+    pytest.param(lambda app: app.assert_called('listPets', times=False), 'got False',
+                 id='assert_called times'),
+    pytest.param(lambda app: app.assert_called('listPets', query={'limit': None}), 'not None',
+                 id='assert_called query'),
+])
+def test_a_python_call_refused_names_values_in_python(call, words):
+    with pytest.raises(ValueError, match=words) as refused:
+        call(stub.create_stub())
+    assert not {'null', 'true', 'false'} & set(str(refused.value).replace(';', ' ').split())
+
+
+def test_the_admin_endpoint_refusing_a_route_names_null(admin_client):
+    response = admin_client.post_json('/__admin/faults', {'fault': 503, 'route': 'deletePet'},
+                                      status=400)
+    assert 'or null; got' in response.json['message']
 
 
 # -- the admin endpoints ---------------------------------------------------------

@@ -208,14 +208,3 @@ def test_spectral_warns_of_list_orders_alone(served_documents, name):
              for problem in json.loads(result.stdout or '[]')]
     expected = [('operation-success-response', 'paths./store/orders.get.responses')]
     assert found == (expected if name == 'api' else []), result.stdout + result.stderr
-
-
-def test_the_wheel_ships_every_file_of_data_the_module_reads():
-    root = Path(stub.__file__).resolve().parent
-    source, pyproject = ((root / name).read_text(encoding='utf-8')
-                         for name in ('petstore_stub.py', 'pyproject.toml'))
-    read = {name for name in re.findall(r"'([\w-]+\.(?:json|html))'", source)
-            if (root / 'data' / name).is_file()}
-    assert {'openapi.json', 'admin-openapi.json', 'pets.json', 'index.html'} <= read
-    for name in read:
-        assert f'"data/{name}" = "petstore_stub_data/{name}"' in pyproject, name

@@ -6,6 +6,7 @@ installs both, so CI runs them.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 
 import pytest
@@ -93,6 +94,30 @@ def test_a_person_lists_adds_and_gets_a_pet_and_sees_each_exchange(page):
                                                 'status': 'available'})
 
 
+def test_the_first_list_on_arrival_leaves_the_page_at_its_top_and_a_click_scrolls(page):
+    with stub.serve(fixtures=True) as server:
+        page.set_viewport_size({'width': 1280, 'height': 800})
+        page.goto(origin(server) + '/')
+        expect(page.locator('#pets-table tbody tr')).to_have_count(13)
+        assert page.evaluate('window.scrollY') == 0
+        submit(page, 'list-form')
+        page.wait_for_function('window.scrollY > 0')
+
+
+def test_the_forms_send_the_values_they_show_and_an_emptied_field_sends_nothing(page):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        page.locator('#create-form button[type=submit]').click()
+        expect(page.locator('#status')).to_have_text('201 Created')
+        page.locator('#get-form button[type=submit]').click()
+        expect(page.locator('#status')).to_have_text('200 OK')
+        server.assert_called('createPet', json={'name': 'Pip', 'categoryId': 3})
+        server.assert_called('GET /pets/1')
+        submit(page, 'get-form', petId='')
+        assert page.locator('#get-form [name=petId]').evaluate('field => field.validationMessage')
+        assert page.locator('#request').text_content().startswith('GET /v1/pets/1 HTTP/1.1')
+
+
 def test_without_a_key_the_page_shows_the_401_and_why(page):
     with stub.serve() as server:
         page.goto(origin(server) + '/')
@@ -127,6 +152,40 @@ def test_with_admin_the_requests_appear_as_they_arrive(page):
         expect(page.locator('#status')).to_have_text('503 Service Unavailable')
         page.locator('#reset').click()
         expect(page.locator('#journal tbody tr')).to_have_count(0)
+
+
+def test_an_admin_button_without_the_key_shows_the_401_and_changes_nothing(page):
+    with stub.serve(fixtures=True) as server:
+        page.goto(origin(server) + '/')
+        expect(page.locator('#pets-table tbody tr')).to_have_count(13)
+        page.locator('#clear-key').click()
+        page.locator('#reset').click()
+        expect(page.locator('#admin-result')).to_have_text(
+            'not reset: 401 Unauthorized (unauthorized): send the API key as Authorization: '
+            'Bearer <key>')
+        expect(page.locator('#pets-table tbody tr')).to_have_count(13)
+        expect(page.locator('#pets-source')).to_have_text('(the last list: the first 20)')
+        expect(page.locator('#journal-status')).to_contain_text(
+            'not being refreshed: 401 Unauthorized (unauthorized)')
+        page.locator('#demo-key').click()
+        page.locator('#load-demo').click()
+        expect(page.locator('#admin-result')).to_have_text(
+            'not loaded: 409 Conflict (store_not_empty): the store already holds 13 pets; '
+            'fixtures go into an empty store only: reset it first')
+        expect(page.locator('#journal-status')).to_be_hidden()
+        assert len(server.app.store) == 13
+
+
+def test_every_fault_row_in_the_journal_is_marked(page):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        for fault in ('truncate', 'malformed', 503):
+            server.fail_next(fault)
+            with contextlib.suppress(requests.RequestException):  # the truncated body
+                requests.get(server.url + '/pets', headers=server.headers, timeout=10)
+        expect(page.locator('#journal tbody tr')).to_have_count(4)  # the page's own list too
+        expect(page.locator('#journal tbody tr.fail')).to_have_count(3)
+        expect(page.locator('#journal tbody tr:not(.fail)')).not_to_contain_text('fault')
 
 
 def test_the_page_asks_only_for_new_requests_and_follows_a_reset_from_a_test(page):

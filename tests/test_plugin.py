@@ -109,6 +109,39 @@ def test_a_bug_in_the_stub(petstore_server, monkeypatch):
     result.stdout.fnmatch_lines(['*ServerError: the stub server failed: ZeroDivisionError*'])
 
 
+UNUSED_FAULT = """
+import pytest
+
+def test_it(petstore_server):
+    petstore_server.fail_next(503, times=2, route='createPet', after=1)
+"""
+
+
+@pytest.mark.slow
+def test_a_fault_the_test_never_uses_fails_it_at_teardown(pytester):
+    pytester.makepyfile(test_faults=UNUSED_FAULT)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        '*in this test, 1 queued fault was not used up:',
+        '*  503 for createPet: times 2 of 2 left, after 1 of 1 left',
+        '*mark it @pytest.mark.petstore_allows_unused_faults*'])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('source, ini', [
+    pytest.param(UNUSED_FAULT.replace('def ', '@pytest.mark.petstore_allows_unused_faults\ndef '),
+                 None, id='marker'),
+    pytest.param(UNUSED_FAULT, '[pytest]\npetstore_fail_on_unused_faults = false\n', id='ini'),
+])
+def test_a_fault_the_test_never_uses_passes_when_allowed(pytester, source, ini):
+    pytester.makepyfile(test_faults=source)
+    if ini:
+        pytester.makeini(ini)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=1)
+
+
 def test_serving_never_imports_pytest():
     code = 'import sys, petstore_stub; print("pytest" in sys.modules)'
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""The README cannot rot: its curl tour is run against a live stub, its example is a test file."""
+"""The README cannot rot: its curl tour is run against a live stub, its examples are test files."""
 
 import json
 import re
@@ -48,8 +48,9 @@ def test_the_curl_tour_prints_what_the_readme_shows():
                 expected.replace('127.0.0.1:8080', address)), command
 
 
-def test_the_readme_example_is_the_example_test_file():
-    example = (ROOT / 'tests' / 'test_example_client.py').read_text(encoding='utf-8')
+@pytest.mark.parametrize('name', ['test_example_client.py', 'test_example_app.py'])
+def test_a_readme_example_is_an_example_test_file(name):
+    example = (ROOT / 'tests' / name).read_text(encoding='utf-8')
     assert example in fenced_blocks('python')
 
 
