@@ -219,12 +219,7 @@ ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
 
 def error_code_name(status: int) -> str:
     """The Error ``code`` of a status no handler named: ``bad_request``, ``bad_gateway``..."""
-    if status in ERROR_CODES:
-        return ERROR_CODES[status]
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        return f'http_{status}'
+    phrase = ERROR_CODES.get(status) or http.client.responses.get(status, f'http {status}')
     return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot": i_m_a_teapot
 
 
@@ -408,7 +403,7 @@ def parse_new_pet(document: Any) -> dict:
     name, category_id = document['name'], document['categoryId']
     if not isinstance(name, str) or not name:
         raise bad_body(f'name must be a non-empty string; got {json.dumps(name)[:40]}')
-    if not is_unicode(name):
+    if re.search(r'[\ud800-\udfff]', name):
         raise bad_body('name holds an unpaired surrogate; it must be valid Unicode')
     if type(category_id) is not int or not INT64_MIN <= category_id <= INT64_MAX:
         raise bad_body(f'categoryId must be an int64 integer; got {json.dumps(category_id)[:40]}')
@@ -420,14 +415,6 @@ def parse_new_pet(document: Any) -> dict:
                            f'got {json.dumps(status)[:40]}')
         new_pet['status'] = status
     return new_pet
-
-
-def is_unicode(text: str) -> bool:
-    try:
-        text.encode('utf-8')
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 # -- The bearer check ----------------------------------------------------------
@@ -495,8 +482,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
     @api.post(f'{base_path}/pets', name='createPet')
     def create_pet() -> str:
-        if bottle.request.query_string:
-            check_query_names(parse_query(bottle.request.query_string), 'createPet')
+        check_query_names(parse_query(bottle.request.query_string), 'createPet')
         check_content_type(bottle.request.content_type)
         pet = store.add(parse_new_pet(parse_json_object(read_body(bottle.request))))
         bottle.response.status = 201
@@ -505,8 +491,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
     @api.get(f'{base_path}/pets/<pet_id>', name='getPet')
     def get_pet(pet_id: str) -> str:
-        if bottle.request.query_string:
-            check_query_names(parse_query(bottle.request.query_string), 'getPet')
+        check_query_names(parse_query(bottle.request.query_string), 'getPet')
         number = parse_pet_id(pet_id)
         pet = store.get_json(number)
         if pet is None:
@@ -559,7 +544,7 @@ class PetStore:
                 raise no_more_ids()
             self._pets.update((first + n, dict(pet)) for n, pet in enumerate(new_pets))
             self._next_id += len(new_pets)
-        return [as_pet(first + n, pet) for n, pet in enumerate(new_pets)]
+        return [{'id': first + n, **pet} for n, pet in enumerate(new_pets)]
 
     def list_json(self, limit: int, status: str | None = None) -> str:
         """The first ``limit`` pets by id, of ``status`` if given: the JSON array listPets sends."""
@@ -577,7 +562,7 @@ class PetStore:
             return None if pet is None else self.pet_json(pet_id, pet)
 
     def pet_json(self, pet_id: int, document: dict) -> str:
-        return json.dumps(as_pet(pet_id, document), ensure_ascii=False)
+        return json.dumps({'id': pet_id, **document}, ensure_ascii=False)
 
     def __len__(self) -> int:
         with self._lock:
@@ -602,10 +587,6 @@ class PetStore:
 def no_more_ids() -> ApiError:
     return ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is taken; '
                                           'the store can take no more pets')
-
-
-def as_pet(pet_id: int, document: Mapping[str, Any]) -> dict:
-    return {'id': pet_id, **document}
 
 
 # =============================================================================
@@ -1096,7 +1077,7 @@ class StubStore(PetStore):
     def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
         if self._table is None:
             return super().add_many(new_pets)
-        return [as_pet(pet_id, pet) for pet_id, pet in self._make(
+        return [{'id': pet_id, **pet} for pet_id, pet in self._make(
             Change([dict(pet) for pet in new_pets])).pets().items()]
 
     def reset(self) -> None:
