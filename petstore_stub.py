@@ -799,27 +799,16 @@ def apply_logged(tables: dict[str, dict[str, dict]], change: dict) -> None:
 
 
 class Change:
-    """A change to the pets: new pets to add (ids still to give), or a clear (``new_pets=None``).
-
-    Once made, ``first_id`` is the id of the first new pet; ``failure`` says
-    why a change was not made.
-    """
+    """A change to the pets: new pets to add (ids still to give), or a clear (``new_pets=None``)."""
 
     def __init__(self, new_pets: Sequence[dict] | None) -> None:
         self.new_pets = new_pets
-        self.first_id = 0
-        self.failure: OSError | str | None = None
-        self.batch: Batch | None = None  #: the write it goes with (a file store)
+        self.first_id = 0  #: the id of the first new pet, once given
+        self.failure: ApiError | None = None  #: why the change was not made
+        self.written = False  #: whether a writer has taken it, made or not
 
     def pets(self) -> dict[int, dict]:
         return {self.first_id + n: pet for n, pet in enumerate(self.new_pets or ())}
-
-    def check(self, path: Path | None = None) -> None:
-        """Raise the ApiError that tells the client why this change was not made, if it wasn't."""
-        if isinstance(self.failure, OSError):
-            raise storage_error(path, self.failure)
-        if self.failure == 'ids_exhausted':
-            raise no_more_ids()
 
 
 def give_ids(changes: Iterable[Change], next_id: int) -> int:
@@ -832,7 +821,7 @@ def give_ids(changes: Iterable[Change], next_id: int) -> int:
         if change.new_pets is None:
             next_id = 1
         elif next_id + len(change.new_pets) - 1 > INT64_MAX:
-            change.failure = 'ids_exhausted'
+            change.failure = no_more_ids()
         else:
             change.first_id = next_id
             next_id += len(change.new_pets)
@@ -846,23 +835,15 @@ def apply_change(pets: dict[int, dict], change: Change) -> None:
         pets.update(change.pets())
 
 
-class Batch:
-    """Changes written to the log in one write."""
-
-    def __init__(self) -> None:
-        self.changes: list[Change] = []
-        self.done = False
-
-
 class DurableTable:
     """The pets in a TinyDB file and its log: a change is made, and visible, once it is on disk.
 
-    Callers ``submit()`` a change while holding the store's ``lock``, then
-    ``wait()`` for it without the lock. One waiting thread at a time writes,
-    taking every change submitted so far in one write; the others wait, and
-    those whose change went with that write return (group commit). The writer
-    gives the new pets their ids and, once they are on disk, applies the
-    changes to ``pets`` in order. A write that fails changes nothing.
+    ``make()`` queues a change under the store's ``lock``, then waits for it
+    without the lock. One waiting thread at a time writes, taking every change
+    queued so far in one write; the others wait, and those whose change went
+    with that write return (group commit). The writer gives the new pets their
+    ids and, once they are on disk, applies the changes to ``pets`` in order.
+    A write that fails changes nothing.
 
     Both files are locked: the file through any name, and the log, which stays
     at its path while the file there may be replaced. A file put in its place
@@ -874,14 +855,13 @@ class DurableTable:
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
                  checkpoint_lines: int = 1000) -> None:
-        self._lock = lock  #: the store's: guards pets and the open batch
+        self._lock = lock  #: the store's: guards pets and the queued changes
         self._checkpoint_lines = checkpoint_lines
         existed = os.path.exists(path)
         self._storage = LockedJSONStorage(path)
         self.log_path = self._storage.path.with_name(f'{self._storage.path.name}.log')
-        self._batch = Batch()  #: the changes submitted and not yet taken by a writer
-        self._turn = threading.Condition()  #: guards _writing, and signals the end of a write
-        self._writing = False
+        self._batch: list[Change] = []  #: the changes queued and not yet taken by a writer
+        self._writer = threading.Lock()  #: held by the thread that writes
         self._log_lines = self._log_size = 0
         self._log = -1
         try:
@@ -929,41 +909,23 @@ class DurableTable:
             self._storage.path.unlink()
         self._storage.close()
 
-    def submit(self, change: Change) -> Change:
-        """Queue ``change`` for the next write (the caller holds the store's lock)."""
-        self._batch.changes.append(change)
-        change.batch = self._batch
-        return change
-
-    def wait(self, change: Change) -> None:
+    def make(self, change: Change) -> Change:
         """Return once ``change`` is on disk and applied; raise an ApiError if it was not made."""
-        while self._wait_or_take_turn(change.batch):
-            try:
-                self._write_next_batch()
-            finally:
-                self._end_turn()
-        change.check(self.log_path)
-
-    def _wait_or_take_turn(self, batch: Batch) -> bool:
-        """False once ``batch`` is written; True if this thread is to write next."""
-        with self._turn:
-            while not batch.done:
-                if not self._writing:
-                    self._writing = True
-                    return True
-                self._turn.wait()
-            return False
-
-    def _end_turn(self) -> None:
-        with self._turn:
-            self._writing = False
-            self._turn.notify_all()
+        with self._lock:
+            self._batch.append(change)
+        while not change.written:
+            with self._writer:
+                if not change.written:  # else a write that ended while this thread waited took it
+                    self._write_next_batch()
+        if change.failure is not None:
+            raise change.failure
+        return change
 
     def _write_next_batch(self) -> None:
         with self._lock:
-            batch, self._batch = self._batch, Batch()
-        next_id = give_ids(batch.changes, self.next_id)
-        made = [change for change in batch.changes if change.failure is None]
+            batch, self._batch = self._batch, []
+        next_id = give_ids(batch, self.next_id)
+        made = [change for change in batch if change.failure is None]
         try:
             # Once the log is as long as the file, folding it in costs each change O(1).
             if self._log_lines >= max(self._checkpoint_lines, self._file_pets):
@@ -972,14 +934,15 @@ class DurableTable:
                 self._append([self._logged(change) for change in made])
         except OSError as error:
             for change in made:
-                change.failure = error
+                change.failure = ApiError(500, 'storage_error', f'could not write {self.log_path}: '
+                                          f'{error.strerror}; nothing was changed')
         else:
             self.next_id = next_id
             with self._lock:
                 for change in made:
                     apply_change(self.pets, change)
-        with self._turn:
-            batch.done = True
+        for change in batch:
+            change.written = True
 
     def _logged(self, change: Change) -> bytes:
         """The log line of a change."""
@@ -1029,29 +992,21 @@ class DurableTable:
         If the file cannot be written, the log stays, holding every change,
         and DatabaseError says so; the next start folds it in.
         """
-        with self._turn:
-            while self._writing:
-                self._turn.wait()
-            self._writing = True
-        try:
-            if self._log >= 0:
-                self._fold_and_release()
-        finally:
-            self._end_turn()
-
-    def _fold_and_release(self) -> None:
-        try:
-            self._checkpoint([])
-            if is_at(self._log, self.log_path):  # else moved or removed by hand: left as it is
-                self.log_path.unlink()  # while still locked: no other stub is using it
-        except OSError as error:
-            raise DatabaseError(f'{self._storage.name}: the log could not be folded in '
-                                f'({error.strerror}); {self.log_path} keeps every pet, '
-                                'and the next start folds it in') from None
-        finally:
-            os.close(self._log)
-            self._log = -1
-            self._storage.close()
+        with self._writer:
+            if self._log < 0:
+                return
+            try:
+                self._checkpoint([])
+                if is_at(self._log, self.log_path):  # else moved or removed by hand: left as it is
+                    self.log_path.unlink()  # while still locked: no other stub is using it
+            except OSError as error:
+                raise DatabaseError(f'{self._storage.name}: the log could not be folded in '
+                                    f'({error.strerror}); {self.log_path} keeps every pet, '
+                                    'and the next start folds it in') from None
+            finally:
+                os.close(self._log)
+                self._log = -1
+                self._storage.close()
 
 
 class StubStore(PetStore):
@@ -1077,21 +1032,14 @@ class StubStore(PetStore):
     def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
         if self._table is None:
             return super().add_many(new_pets)
-        return [{'id': pet_id, **pet} for pet_id, pet in self._make(
-            Change([dict(pet) for pet in new_pets])).pets().items()]
+        change = self._table.make(Change([dict(pet) for pet in new_pets]))
+        return [{'id': pet_id, **pet} for pet_id, pet in change.pets().items()]
 
     def reset(self) -> None:
         if self._table is None:
             super().reset()
         else:
-            self._make(Change(None))
-
-    def _make(self, change: Change) -> Change:
-        """Group commit: submit under the lock, then wait, without it, until it is on disk."""
-        with self._lock:
-            self._table.submit(change)
-        self._table.wait(change)
-        return change
+            self._table.make(Change(None))
 
     def pet_json(self, pet_id: int, document: dict) -> str:
         rendered = self._rendered.get(pet_id)
@@ -1112,11 +1060,6 @@ def append_durably(descriptor: int, data: bytes) -> None:
     write_all(descriptor, data)
     if not O_DSYNC:
         os.fsync(descriptor)
-
-
-def storage_error(path: Path, error: OSError) -> ApiError:
-    return ApiError(500, 'storage_error',
-                    f'could not write {path}: {error.strerror}; nothing was changed')
 
 
 # -- The fixture server: StubApp and its pieces --------------------------------

@@ -126,7 +126,7 @@ def test_one_write_serves_the_adds_that_wait_for_it(tmp_path, monkeypatch):
         first_write_started.wait(timeout=10)
         for thread in threads[1:]:
             thread.start()
-        wait_until(lambda: len(store._table._batch.changes) == 7)
+        wait_until(lambda: len(store._table._batch) == 7)
         more_adds_waiting.set()
         for thread in threads:
             thread.join()
