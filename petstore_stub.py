@@ -195,19 +195,15 @@ def to_json(value: Any) -> str:
 def render_bottle_error(error: bottle.HTTPError) -> str:
     """Bottle's own errors (no route, a wrong method, a crash) as the Error body."""
     request = bottle.request
-    status = error.status_code
     path = printable(request.environ['bottle.raw_path'])
-    if status == 404:
-        message = f'nothing is at {path}'
-    elif status == 405:
-        message = f'{request.method} is not allowed on {path}; use {error.get_header("Allow")}'
-    elif status == 500:
-        message = 'the stub failed on this request; its log has the traceback'
-    else:
-        message = str(error.body)
+    messages = {404: f'nothing is at {path}',
+                405: f'{request.method} is not allowed on {path}; use {error.get_header("Allow")}',
+                500: 'the stub failed on this request; its log has the traceback'}
+    message = messages.get(error.status_code, str(error.body))
+    code = error_code_name(error.status_code)
     bottle.response.content_type = 'application/json'
-    request.environ[ERROR] = {'code': error_code_name(status), 'message': message}
-    return error_json(status, error_code_name(status), message)
+    request.environ[ERROR] = {'code': code, 'message': message}
+    return error_json(error.status_code, code, message)
 
 
 #: The Error ``code`` for a status that bottle, waitress or a fault answers with.
@@ -249,10 +245,9 @@ def parse_whole_number(raw: str, signed: bool = False) -> int | None:
     and no ``+``, space or other digit is a number.
     """
     digits = raw[1:] if signed and raw.startswith('-') else raw
-    if not digits or not digits.isascii() or not digits.isdigit():
-        return None
     significant = digits.lstrip('0')
-    if len(significant) > 19:  # past int64; and int() of a long string is slow
+    # Past 19 digits is past int64, and int() of a long string is slow.
+    if not digits.isascii() or not digits.isdigit() or len(significant) > 19:
         return None
     value = int(significant or '0')
     return -value if digits is not raw else value
