@@ -690,9 +690,8 @@ def open_locked(path: Path, name: Path, flags: int) -> int:
                                         '--db :memory: to keep nothing')
             descriptor = os.open(path, flags | os.O_CREAT, 0o666)
         except OSError as error:
-            hint = ''
-            if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
-                hint = '; choose another --db, or --db :memory: to keep nothing'
+            fixable = error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT)
+            hint = '; choose another --db, or --db :memory: to keep nothing' if fixable else ''
             raise DatabaseError(f'{name}: cannot use this database ({error.strerror}){hint}') \
                 from None
         try:
@@ -785,12 +784,10 @@ def apply_logged(tables: dict[str, dict[str, dict]], change: dict) -> None:
         raise ValueError(f'unknown change {kind!r}')
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
         raise ValueError(f'its {kind} is not an object of tables, each an object')
-    if kind == 'insert':
-        for name, documents in value.items():
-            tables.setdefault(name, {}).update(documents)
-    else:
+    if kind == 'write':
         tables.clear()
-        tables.update(value)
+    for name, documents in value.items():
+        tables.setdefault(name, {}).update(documents)
 
 
 class Change:
@@ -807,11 +804,8 @@ class Change:
 
 
 def give_ids(changes: Iterable[Change], next_id: int) -> int:
-    """Give each new pet its id, counting from ``next_id`` (a clear starts again at 1).
-
-    Return the id that comes next. Ids stay within int64: a change that would
-    pass it is refused.
-    """
+    """Give each new pet its id, counting from ``next_id`` (a clear starts again at 1), and
+    return the id that comes next. A change that would pass int64 is refused."""
     for change in changes:
         if change.new_pets is None:
             next_id = 1
@@ -940,7 +934,6 @@ class DurableTable:
             change.written = True
 
     def _logged(self, change: Change) -> bytes:
-        """The log line of a change."""
         if change.new_pets is None:
             logged = {'write': {**self._tables, PETS_TABLE: {}}}
         else:
