@@ -525,7 +525,6 @@ class PetStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pets: dict[int, dict] = {}  #: pet id -> document, in id order
-        self._next_id = 1
 
     def add(self, new_pet: Mapping[str, Any]) -> dict:
         """Store a validated NewPet; return the Pet, with its new id."""
@@ -534,11 +533,10 @@ class PetStore:
     def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
         """Store validated NewPets together, with consecutive ids."""
         with self._lock:
-            first = self._next_id
+            first = next(reversed(self._pets), 0) + 1  # ids only grow: the last is the largest
             if first + len(new_pets) - 1 > INT64_MAX:
                 raise no_more_ids()
             self._pets.update((first + n, dict(pet)) for n, pet in enumerate(new_pets))
-            self._next_id += len(new_pets)
         return [{'id': first + n, **pet} for n, pet in enumerate(new_pets)]
 
     def list_json(self, limit: int, status: str | None = None) -> str:
@@ -567,7 +565,6 @@ class PetStore:
         """Remove every pet; ids start again at 1."""
         with self._lock:
             self._pets.clear()
-            self._next_id = 1
 
     def close(self) -> None:
         """Release what the store holds (nothing, in memory)."""
@@ -803,9 +800,9 @@ class Change:
         return {self.first_id + n: pet for n, pet in enumerate(self.new_pets or ())}
 
 
-def give_ids(changes: Iterable[Change], next_id: int) -> int:
-    """Give each new pet its id, counting from ``next_id`` (a clear starts again at 1), and
-    return the id that comes next. A change that would pass int64 is refused."""
+def give_ids(changes: Iterable[Change], next_id: int) -> None:
+    """Give each new pet its id, counting from ``next_id`` (a clear starts again at 1).
+    A change that would pass int64 is refused."""
     for change in changes:
         if change.new_pets is None:
             next_id = 1
@@ -814,7 +811,6 @@ def give_ids(changes: Iterable[Change], next_id: int) -> int:
         else:
             change.first_id = next_id
             next_id += len(change.new_pets)
-    return next_id
 
 
 def apply_change(pets: dict[int, dict], change: Change) -> None:
@@ -862,7 +858,6 @@ class DurableTable:
             raise
         self.pets = {int(pet_id): document
                      for pet_id, document in self._tables.pop(PETS_TABLE).items()}
-        self.next_id = max(self.pets, default=0) + 1
         self._file_pets = len(self.pets)
 
     def _open(self) -> dict[str, dict[str, dict]]:
@@ -913,7 +908,7 @@ class DurableTable:
     def _write_next_batch(self) -> None:
         with self._lock:
             batch, self._batch = self._batch, []
-        next_id = give_ids(batch, self.next_id)
+        give_ids(batch, next(reversed(self.pets), 0) + 1)  # the writer alone changes pets
         made = [change for change in batch if change.failure is None]
         try:
             # Once the log is as long as the file, folding it in costs each change O(1).
@@ -926,7 +921,6 @@ class DurableTable:
                 change.failure = ApiError(500, 'storage_error', f'could not write {self.log_path}: '
                                           f'{error.strerror}; nothing was changed')
         else:
-            self.next_id = next_id
             with self._lock:
                 for change in made:
                     apply_change(self.pets, change)
