@@ -667,7 +667,11 @@ class LockedJSONStorage(Storage):
             raise
         os.close(self._descriptor)  # the old file, and its lock, are gone
         self._descriptor = descriptor
-        fsync_folder(self.path.parent)
+        folder = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)  # the rename, on disk
+        finally:
+            os.close(folder)
 
     def close(self) -> None:
         if self._descriptor >= 0:
@@ -727,15 +731,6 @@ def write_all(descriptor: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(descriptor, view):]
-
-
-def fsync_folder(folder: Path) -> None:
-    """Put a folder's entries (a rename, a new file) on disk."""
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
