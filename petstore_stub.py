@@ -787,12 +787,9 @@ class Change:
 
     def __init__(self, new_pets: Sequence[dict] | None) -> None:
         self.new_pets = new_pets
-        self.first_id = 0  #: the id of the first new pet, once given
+        self.pets: dict[int, dict] = {}  #: the new pets by id, once given their ids
         self.failure: ApiError | None = None  #: why the change was not made
         self.written = False  #: whether a writer has taken it, made or not
-
-    def pets(self) -> dict[int, dict]:
-        return {self.first_id + n: pet for n, pet in enumerate(self.new_pets or ())}
 
 
 def give_ids(changes: Iterable[Change], next_id: int) -> None:
@@ -804,15 +801,14 @@ def give_ids(changes: Iterable[Change], next_id: int) -> None:
         elif next_id + len(change.new_pets) - 1 > INT64_MAX:
             change.failure = no_more_ids()
         else:
-            change.first_id = next_id
+            change.pets = {next_id + n: pet for n, pet in enumerate(change.new_pets)}
             next_id += len(change.new_pets)
 
 
 def apply_change(pets: dict[int, dict], change: Change) -> None:
     if change.new_pets is None:
         pets.clear()
-    elif change.failure is None:
-        pets.update(change.pets())
+    pets.update(change.pets)
 
 
 class DurableTable:
@@ -927,7 +923,7 @@ class DurableTable:
             logged = {'write': {**self._tables, PETS_TABLE: {}}}
         else:
             logged = {'insert': {PETS_TABLE: {str(pet_id): pet
-                                               for pet_id, pet in change.pets().items()}}}
+                                               for pet_id, pet in change.pets.items()}}}
         return json.dumps(logged, ensure_ascii=False).encode('utf-8') + b'\n'
 
     def _append(self, lines: list[bytes]) -> None:
@@ -1010,7 +1006,7 @@ class StubStore(PetStore):
         if self._table is None:
             return super().add_many(new_pets)
         change = self._table.make(Change([dict(pet) for pet in new_pets]))
-        return [{'id': pet_id, **pet} for pet_id, pet in change.pets().items()]
+        return [{'id': pet_id, **pet} for pet_id, pet in change.pets.items()]
 
     def reset(self) -> None:
         if self._table is None:
