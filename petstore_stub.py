@@ -2160,17 +2160,16 @@ class HostCheck:
         host = environ.get('HTTP_HOST')
         if host is None:
             return self.app(environ, start_response)
-        name = host_without_port(host).lower()
-        if name in self.allowed or is_loopback_address(name):
+        # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
+        name = host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]
+        if name.lower() in self.allowed or is_loopback_address(name):
             return self.app(environ, start_response)
-        return send_error(misdirected(host), environ, start_response)
-
-
-def host_without_port(host: str) -> str:
-    """``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``."""
-    if host.startswith('['):
-        return host[:host.find(']') + 1]
-    return host.partition(':')[0]
+        return send_error(ApiError(
+            421, 'misdirected_request',
+            f'the Host header names {printable(host[:100])!r}; this stub answers only '
+            'requests sent to localhost, 127.0.0.1 or [::1] (a web page can point a name '
+            'of its own at this machine). If the name is yours, start the stub with '
+            '--allow-host NAME'), environ, start_response)
 
 
 def is_loopback_address(name: str) -> bool:
@@ -2181,14 +2180,6 @@ def is_loopback_address(name: str) -> bool:
         return ipaddress.IPv4Address(name).is_loopback
     except ValueError:
         return False
-
-
-def misdirected(host: str) -> ApiError:
-    return ApiError(421, 'misdirected_request',
-                    f'the Host header names {printable(host[:100])!r}; this stub answers only '
-                    'requests sent to localhost, 127.0.0.1 or [::1] (a web page can point a name '
-                    'of its own at this machine). If the name is yours, start the stub with '
-                    '--allow-host NAME')
 
 
 def parse_allowed_hosts(names: Iterable[str]) -> frozenset[str]:
@@ -2938,20 +2929,19 @@ class Waitress:
             # The connection closes after this answer; without this, waitress would still tell an
             # HTTP/1.0 keep-alive client it stays open.
             self.request.headers['CONNECTION'] = 'close'
-            stub = self.channel.server.application  # a StubApp, or any WSGI app
+            stub = self.channel.server.application
             # The request line as sent, without its HTTP version; none for headers too large
             # to read (waitress then stands a 'GET /' of its own in for it).
             line = getattr(self.request, 'first_line', b'').decode('latin-1').rsplit(' HTTP/', 1)[0]
             if error.code == 431 or not line:
                 line = '-'
             # As Cors does for the app's own answers: the API's, not the admin endpoints'.
-            if getattr(stub, 'cors', False) and not is_admin_target(line.partition(' ')[2]):
+            if stub.cors and not is_admin_target(line.partition(' ')[2]):
                 self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             # Recorded before it is answered: a client that has its answer finds it journalled.
-            if getattr(stub, 'refused', None) is not None:
-                stub.refused(line, error.code, error_code_name(error.code), message,
-                             getattr(self.request, 'petstore_received', time.monotonic_ns()))
-            if getattr(stub, 'access_log', None) is not None:
+            stub.refused(line, error.code, error_code_name(error.code), message,
+                         getattr(self.request, 'petstore_received', time.monotonic_ns()))
+            if stub.access_log is not None:
                 stub.access_log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
                                          str(error.code), '-'))
             self.set_close_on_finish()
@@ -2962,7 +2952,6 @@ class Waitress:
         code = 505
         reason = 'HTTP Version Not Supported'
 
-    #: A Transfer-Encoding header line, as sent.
     TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
 
     @staticmethod
@@ -3039,10 +3028,11 @@ class Waitress:
     #: Content-Length, which 'truncate' sends.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
-    def __init__(self, app: Any, host: str, port: int, threads: int) -> None:
+    def __init__(self, app: StubApp, host: str, port: int, threads: int) -> None:
         # Filters, not levels: they are taken off at release(), leaving the loggers of the
         # process that hosts the server as they were.
-        self._quiet = [(logging.getLogger(name), self.message_filter(start))
+        self._quiet = [(logging.getLogger(name), lambda record, start=start:
+                        not record.getMessage().startswith(start))
                        for name, start in self.QUIET.items()]
         for logger, quiet in self._quiet:
             logger.addFilter(quiet)
@@ -3055,21 +3045,16 @@ class Waitress:
         self._server.channel_class = self.Channel
         self.port = int(self._server.effective_port)
 
-    @staticmethod
-    def message_filter(start: str) -> Callable[[logging.LogRecord], bool]:
-        return lambda record: not record.getMessage().startswith(start)
-
     def run(self) -> None:
         self._server.run()
 
     def stop(self, running: bool) -> None:
         """Close the socket and every connection at once; ``running``: the loop runs in a thread."""
-        server = self._server
         if running:
             # The event loop sleeps in poll(); the trigger wakes it to close the connections
             # itself. The trigger's own pipe is closed only once the loop has ended: the loop
             # may run the thunk before pull_trigger returns.
-            server.trigger.pull_trigger(self._close_connections)
+            self._server.trigger.pull_trigger(self._close_connections)
         else:
             self._close_connections()
 
@@ -3154,10 +3139,7 @@ class StubServer:
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS) -> None:
-        self.app = app
-        self.host = host
-        self.port = port
-        self.threads = threads
+        self.app, self.host, self.port, self.threads = app, host, port, threads
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
         self.errors: list[BaseException] = []
@@ -3205,8 +3187,10 @@ class StubServer:
                               + (f' (and {more} more)' if more else '') + f'\n{text}') from first
         unused = self.app.take_unused_faults() if unused_faults else []
         if unused:
-            raise AssertionError('\n'.join([unused_faults_phrase(len(unused)),
-                                            *[f'  {fault}' for fault in unused]]))
+            raise AssertionError('\n'.join([
+                '1 queued fault was not used up:' if len(unused) == 1
+                else f'{len(unused)} queued faults were not used up:',
+                *[f'  {fault}' for fault in unused]]))
 
     # Running.
 
@@ -3249,11 +3233,6 @@ class StubServer:
 
     def __exit__(self, *exc_info: Any) -> None:
         self.stop()
-
-
-def unused_faults_phrase(count: int) -> str:
-    return ('1 queued fault was not used up:' if count == 1
-            else f'{count} queued faults were not used up:')
 
 
 @contextlib.contextmanager
@@ -3381,15 +3360,12 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
     None given: the demo key on loopback, a random key anywhere else, where the
     demo key, being published, is refused.
     """
-    if given:
-        check_api_keys(given)
+    if not given:
+        return ([DEMO_API_KEY], False) if is_loopback(host) else ([secrets.token_urlsafe(24)], True)
+    check_api_keys(given)
     if DEMO_API_KEY in given and not is_loopback(host):
         raise ValueError(f'the demo key is published; choose another key to serve {host}')
-    if given:
-        return given, False
-    if is_loopback(host):
-        return [DEMO_API_KEY], False
-    return [secrets.token_urlsafe(24)], True
+    return given, False
 
 
 def port_number(text: str) -> int:
@@ -3409,24 +3385,18 @@ def seed_number(text: str) -> int:
 
 
 def chaos_rate(text: str) -> float:
-    try:
-        rate = float(text)
-    except ValueError:
-        rate = -1.0
-    if not 0 <= rate <= 1:
-        raise argparse.ArgumentTypeError(f'a rate is a number from 0 to 1; got {text!r}')
-    return rate
+    with contextlib.suppress(ValueError):
+        if 0 <= (rate := float(text)) <= 1:
+            return rate
+    raise argparse.ArgumentTypeError(f'a rate is a number from 0 to 1; got {text!r}')
 
 
 def delay_seconds(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not is_delay(seconds):
-        raise argparse.ArgumentTypeError(
-            f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; got {text!r}')
-    return seconds
+    with contextlib.suppress(ValueError):
+        if is_delay(seconds := float(text)):
+            return seconds
+    raise argparse.ArgumentTypeError(
+        f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; got {text!r}')
 
 
 def ready_file(text: str) -> Path:
@@ -3712,15 +3682,13 @@ if 'pytest' in sys.modules:
         if petstore_fixtures:
             server.load_fixtures(petstore_fixtures)
         yield server
-        server.check(unused_faults=False)
-        unused = server.app.take_unused_faults()
-        if (unused and request.config.getini('petstore_fail_on_unused_faults')
-                and not request.node.get_closest_marker('petstore_allows_unused_faults')):
-            pytest.fail('\n'.join(
-                [f'in this test, {unused_faults_phrase(len(unused))}']
-                + [f'  {fault}' for fault in unused]
-                + ['(if the test leaves it unused on purpose, mark it '
-                   '@pytest.mark.petstore_allows_unused_faults)']), pytrace=False)
+        try:
+            server.check()  # the unused faults taken even when allowed: the session ends clean
+        except AssertionError as unused:
+            if (request.config.getini('petstore_fail_on_unused_faults')
+                    and not request.node.get_closest_marker('petstore_allows_unused_faults')):
+                pytest.fail(f'in this test, {unused}\n(if the test leaves it unused on purpose, '
+                            'mark it @pytest.mark.petstore_allows_unused_faults)', pytrace=False)
         if (request.config.getini('petstore_fail_on_bad_requests')
                 and not request.node.get_closest_marker('petstore_allows_bad_requests')):
             refused = [entry for entry in server.requests if is_refused_as_malformed(entry)]
