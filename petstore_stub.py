@@ -2141,14 +2141,13 @@ ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9
 
 
 class HostCheck:
-    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback
-    name, or to one of ``allowed_hosts`` (``--allow-host``).
+    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name,
+    or to one of ``allowed_hosts`` (``--allow-host``).
 
-    A web page can point a name of its own at 127.0.0.1 (DNS rebinding) and
-    then call the stub as its own origin, reading the answers. The browser
-    still sends that name in Host, so the request gets a 421, before the key
-    check and before anything is read or changed. The port is not compared, and
-    names are compared in lower case. A request without Host (HTTP/1.0) is no
+    A web page can point a name of its own at 127.0.0.1 (DNS rebinding) and then call the stub
+    as its own origin, reading the answers. The browser still sends that name in Host, so the
+    request gets a 421, before the key check and before anything is read or changed. The port is
+    not compared, and names are compared in lower case. A request without Host (HTTP/1.0) is no
     browser's, and passes.
     """
 
@@ -2162,7 +2161,7 @@ class HostCheck:
             return self.app(environ, start_response)
         # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
         name = host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]
-        if name.lower() in self.allowed or is_loopback_address(name):
+        if name.lower() in self.allowed or is_loopback(name):
             return self.app(environ, start_response)
         return send_error(ApiError(
             421, 'misdirected_request',
@@ -2172,14 +2171,15 @@ class HostCheck:
             '--allow-host NAME'), environ, start_response)
 
 
-def is_loopback_address(name: str) -> bool:
-    """Whether a Host name is a loopback address: ``127.5.6.7``, or IPv6 in brackets."""
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is ``localhost`` or a loopback address: ``127.5.6.7``, ``::1`` or, as
+    in a Host header, ``[::1]``."""
     try:
-        if name.startswith('['):
-            return ipaddress.IPv6Address(name[1:-1]).is_loopback
-        return ipaddress.IPv4Address(name).is_loopback
+        if host.startswith('['):
+            return ipaddress.IPv6Address(host[1:-1]).is_loopback
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
-        return False
+        return host == 'localhost'
 
 
 def parse_allowed_hosts(names: Iterable[str]) -> frozenset[str]:
@@ -2207,11 +2207,10 @@ def parse_allowed_host(text: str) -> str:
 class Cors:
     """WSGI middleware for ``--cors``: browser pages on any origin may call the API.
 
-    A preflight needs no key (browsers send it without credentials). Every
-    response, errors included, lets the page read it. ``*`` is safe: the key
-    travels in a header, never in a cookie. The admin endpoints stay
-    same-origin: the page at ``/`` is all that calls them from a browser, and
-    a page elsewhere must not reset a test's stub or read its journal.
+    A preflight needs no key (browsers send it without credentials). Every response, errors
+    included, lets the page read it. ``*`` is safe: the key travels in a header, never in a
+    cookie. The admin endpoints stay same-origin: the page at ``/`` is all that calls them from
+    a browser, and a page elsewhere must not reset a test's stub or read its journal.
     """
 
     def __init__(self, app: Callable) -> None:
@@ -2363,11 +2362,10 @@ def send_error(error: ApiError, environ: dict, start_response: Any) -> list[byte
 class RouteAsSent:
     """WSGI middleware: route on the path as the client sent it, one segment at a time.
 
-    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is
-    ``/v1/pets/1``. A path that decoding would change in shape (an encoded
-    slash as in ``/v1/pets%2F1``, an empty or dot segment as in ``/v1//pets``,
-    bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, still
-    encoded, so that it never reaches a resource under another name.
+    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is ``/v1/pets/1``. A
+    path that decoding would change in shape (an encoded slash as in ``/v1/pets%2F1``, an empty
+    or dot segment as in ``/v1//pets``, bytes that are not UTF-8 as in ``/v1/pe%FFts``) is
+    routed as sent, still encoded, so that it never reaches a resource under another name.
     """
 
     def __init__(self, app: Callable) -> None:
@@ -2542,52 +2540,43 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
     @admin('GET', 'health', 'health')
     def health() -> dict:
-        base_url = public_origin(bottle.request.environ) + mount_point() + stub.base_path
-        return {'status': 'ok', 'version': __version__, 'base_url': base_url}
+        return {'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path}
 
     @admin('GET', 'openapi.json', 'adminOpenapi')
     def openapi() -> dict:
-        origin = public_origin(bottle.request.environ) + mount_point()
-        return openapi_document(origin + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json')
+        return openapi_document(app_url() + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json')
 
-    @admin('POST', 'reset', 'reset')
-    def reset() -> None:
-        stub.clear()
+    admin('POST', 'reset', 'reset')(stub.clear)
 
     @admin('GET', 'requests', 'listRequests', query=True)
     def requests() -> list:
         return stub.entries(parse_since(bottle.request.query_string))
 
-    @admin('DELETE', 'requests', 'clearRequests')
-    def clear_requests() -> None:
-        stub.clear_journal()
+    admin('DELETE', 'requests', 'clearRequests')(stub.clear_journal)
+
+    def matched(entries: list[dict], call: dict) -> int:
+        return compared_calls(entries, base_path=stub.base_path, **call)[1].count([])
 
     @admin('POST', 'requests/count', 'countRequests', body=True)
     def count_requests(document: dict) -> dict:
-        call = parse_call_filter(document)
-        return {'count': compared_calls(stub.requests, base_path=stub.base_path,
-                                        **call)[1].count([])}
+        return {'count': matched(stub.requests, parse_call_filter(document))}
 
     @admin('POST', 'requests/assert', 'assertRequests', body=True)
     def assert_requests(document: dict) -> dict:
-        call = parse_call_filter(document, times=True)
-        times = call.pop('times')
-        entries = stub.requests
-        report = call_report(entries, base_path=stub.base_path, times=times, **call)
+        call, entries = parse_call_filter(document, times=True), stub.requests
+        report = call_report(entries, base_path=stub.base_path, **call)
         if report:
             # The filter is sound; what the client sent is not what it expects.
             raise ApiError(409, 'assertion_failed', report)
-        return {'matched': compared_calls(entries, base_path=stub.base_path,
-                                          **call)[1].count([])}
+        del call['times']
+        return {'matched': matched(entries, call)}
 
     @admin('POST', 'fixtures', 'loadFixtures')
     def fixtures() -> list:
         bottle.response.status = 201
         return stub.load_fixtures()
 
-    @admin('GET', 'faults', 'listFaults')
-    def faults() -> dict:
-        return stub.faults.listed()
+    admin('GET', 'faults', 'listFaults')(stub.faults.listed)
 
     @admin('POST', 'faults', 'addFault', body=True)
     def add_fault(document: dict) -> dict:
@@ -2596,9 +2585,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         bottle.response.status = 201
         return fault
 
-    @admin('DELETE', 'faults', 'clearFaults')
-    def clear_faults() -> None:
-        stub.faults.clear()
+    admin('DELETE', 'faults', 'clearFaults')(stub.faults.clear)
 
     @admin('POST', 'chaos', 'setChaos', body=True)
     def chaos(document: dict) -> dict:
@@ -2697,7 +2684,7 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
             'name': 'Pet Store API (petstore-stub)',
             'version': API_VERSION,
             'base_path': base,
-            'base_url': f'{public_origin(bottle.request.environ)}{base}',
+            'base_url': app_url() + base_path,
             'openapi': f'{base}/openapi.json',
             'operations': {
                 'listPets': f'GET {base}/pets?limit=1..100&status=available|pending|sold',
@@ -2711,8 +2698,7 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
 
     @api.get(f'{base_path}/openapi.json', name='openapi')
     def openapi() -> str:
-        base_url = public_origin(bottle.request.environ) + mount_point() + base_path
-        return to_json(openapi_document(base_url))
+        return to_json(openapi_document(app_url() + base_path))
 
     @api.get(FAVICON, name='favicon')
     def favicon() -> str:
@@ -2795,10 +2781,12 @@ def source_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
-def public_origin(environ: dict) -> str:
-    """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy)."""
+def app_url() -> str:
+    """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy),
+    and the app's mount point."""
+    environ = bottle.request.environ
     host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
-    return f'{environ["wsgi.url_scheme"]}://{host}'
+    return f'{environ["wsgi.url_scheme"]}://{host}{mount_point()}'
 
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
@@ -3159,7 +3147,6 @@ class StubServer:
         """The Authorization header, to pass to a client."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
-    # Acting on the app, for tests.
 
     add_pet = FromApp()
     load_fixtures = FromApp()
@@ -3192,7 +3179,6 @@ class StubServer:
                 else f'{len(unused)} queued faults were not used up:',
                 *[f'  {fault}' for fault in unused]]))
 
-    # Running.
 
     def bind(self) -> None:
         """Open the listening socket (and learn the port) without serving yet."""
@@ -3243,16 +3229,15 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           allowed_hosts: Iterable[str] | None = ()) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
-    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo
-    animals, a path loads that file. Without ``api_key``, the demo key is
-    accepted on loopback, and on any other ``host`` a random key
-    (``server.api_key``); there the demo key is a ValueError, raised before
-    anything is opened. On leaving the block the server stops, then
-    ``check()`` raises anything that failed inside it, or a queued fault left unused.
+    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path loads
+    that file. Without ``api_key``, the demo key is accepted on loopback, and on any other
+    ``host`` a random key (``server.api_key``); there the demo key is a ValueError, raised
+    before anything is opened. On leaving the block the server stops, then ``check()`` raises
+    anything that failed inside it, or a queued fault left unused.
 
-    On a loopback ``host``, as on the command line, only requests sent to a
-    loopback name are answered (others get a 421), and to ``allowed_hosts``;
-    None answers any Host. On any other address any Host is answered.
+    On a loopback ``host``, as on the command line, only requests sent to a loopback name are
+    answered (others get a 421), and to ``allowed_hosts``; None answers any Host. On any other
+    address any Host is answered.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     store = StubStore(db)
@@ -3333,15 +3318,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--quiet', action='store_true', help='no access log')
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
-
-
-def is_loopback(host: str) -> bool:
-    if host == 'localhost':
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def checks_host(host: str, trust_proxy: bool) -> bool:
@@ -3491,11 +3467,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str],
                 generated: bool, port: int, args: argparse.Namespace, console: Console) -> int:
-    try:
-        loaded = load_cli_fixtures(store, fixtures)
-    except ApiError as error:  # a disk that would not take them
-        print(f'petstore-stub: {error}', file=sys.stderr)
-        return 1
+    loaded = ''
+    if fixtures is not None:
+        try:
+            loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
+        except ApiError as error:
+            if error.code != 'store_not_empty':  # a disk that would not take them
+                print(f'petstore-stub: {error}', file=sys.stderr)
+                return 1
+            loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
     # Without --admin nothing can read the journal, so none is kept.
     app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
@@ -3549,19 +3529,6 @@ def percent(rate: float) -> str:
                                                            f'{1:.{decimals}%}'):
         decimals += 1
     return f'{rate:.{decimals}%}'
-
-
-def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:
-    """Load ``--fixtures`` into an empty store; return what the banner says of them."""
-    if new_pets is None:
-        return ''
-    try:
-        loaded = load_fixtures(store, new_pets)
-    except ApiError as error:
-        if error.code != 'store_not_empty':
-            raise
-        return '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
-    return f', {len(loaded)} loaded from fixtures'
 
 
 def write_whole(path: Path, text: str) -> None:
