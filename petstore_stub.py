@@ -2882,22 +2882,20 @@ class Waitress:
 
     Only this class touches waitress's internals, each for a behaviour its API lacks:
 
-    - Protocol errors: waitress answers a request it cannot parse (a bad request
-      line, a bad Content-Length, a 300 KB header...) with a text/plain page of
-      its own, from its channel's ``error_task_class``. Here that task sends the
-      spec's Error body.
-    - Stopping: waitress has no call that closes its open connections from
-      another thread, so ``stop()`` walks its socket map (``_map``) through its
-      ``trigger``, from inside the event loop.
-    - Faults: WSGI gives an app no hold on its connection. The task puts a
-      function in the environ (``CLOSE_CONNECTION``) that closes it:
-      ``close_connection()``, through the task's channel, which owns the socket.
-    - Strict framing: waitress's parser lets through requests whose framing
-      RFC 9112 lets a server refuse. A Transfer-Encoding beside a
-      Content-Length is one: the RFC allows a server to reject it (section
-      6.1) or to drop the Content-Length, and a refusal is the safer choice,
-      as the pair can smuggle a second request past a proxy. ``Parser``
-      refuses them, and ``request_problem()`` says why.
+    - Protocol errors: waitress answers a request it cannot parse (a bad request line, a bad
+      Content-Length, a 300 KB header...) with a text/plain page of its own, from its
+      channel's ``error_task_class``. Here that task sends the spec's Error body.
+    - Stopping: waitress has no call that closes its open connections from another thread,
+      so ``stop()`` walks its socket map (``_map``) through its ``trigger``, from inside the
+      event loop.
+    - Faults: WSGI gives an app no hold on its connection. The task puts a function in the
+      environ (``CLOSE_CONNECTION``) that closes it: ``close_connection()``, through the
+      task's channel, which owns the socket.
+    - Strict framing: waitress's parser lets through requests whose framing RFC 9112 lets a
+      server refuse. A Transfer-Encoding beside a Content-Length is one: the RFC allows a
+      server to reject it (section 6.1) or to drop the Content-Length, and a refusal is the
+      safer choice, as the pair can smuggle a second request past a proxy. ``Parser``
+      refuses them, and ``Parser.problem()`` says why.
     """
 
     class JSONErrorTask(waitress.task.ErrorTask):
@@ -2942,27 +2940,6 @@ class Waitress:
 
     TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
 
-    @staticmethod
-    def request_problem(version: str, headers: Mapping[str, str], target: str, encoded: bool,
-                        chunked: bool) -> str | None:
-        """What makes a parsed request one to refuse (RFC 9112), or None. ``headers`` as
-        waitress's parser keeps them; ``encoded``: the request has a Transfer-Encoding
-        header; ``chunked``: waitress reads its body as chunked."""
-        if encoded and version == '1.0':
-            return 'an HTTP/1.0 request cannot use Transfer-Encoding'
-        if encoded and not chunked:
-            return 'the Transfer-Encoding header names no coding'
-        if encoded and 'CONTENT_LENGTH' in headers:
-            return 'a request gives Content-Length or Transfer-Encoding, not both'
-        host = headers.get('HOST')  # waitress joins the values of a header sent twice with ', '
-        if (host is None and version == '1.1') or (host is not None and ',' in host):
-            return 'send one Host header (an HTTP/1.1 request must)'
-        if host is not None and not HOST_PATTERN.fullmatch(host):
-            return f'the Host header must be a host name, with a port if any; got {host[:60]!r}'
-        if '#' in target or not all('!' <= c <= '~' for c in target):
-            return 'the request target holds a character no URL may hold as it is'
-        return None
-
     class Parser(waitress.parser.HTTPRequestParser):
         """waitress's request parser, refusing requests framed as RFC 9112 forbids or lets a
         server refuse."""
@@ -2977,10 +2954,29 @@ class Waitress:
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
                 self.completed = True
                 return
-            problem = Waitress.request_problem(self.version, self.headers, self.request_uri,
-                                               encoded, self.chunked)
+            problem = self.problem(encoded)
             if problem is not None:
                 raise waitress.parser.ParsingError(problem)
+
+        def problem(self, encoded: bool) -> str | None:
+            """What makes this parsed request one to refuse (RFC 9112), or None; ``encoded``:
+            it has a Transfer-Encoding header."""
+            if encoded and self.version == '1.0':
+                return 'an HTTP/1.0 request cannot use Transfer-Encoding'
+            if encoded and not self.chunked:  # chunked: how waitress reads the body
+                return 'the Transfer-Encoding header names no coding'
+            if encoded and 'CONTENT_LENGTH' in self.headers:
+                return 'a request gives Content-Length or Transfer-Encoding, not both'
+            host = self.headers.get('HOST')  # a header sent twice: its values joined by ', '
+            if (host is None and self.version == '1.1') or (host is not None and ',' in host):
+                return 'send one Host header (an HTTP/1.1 request must)'
+            if host is not None and not HOST_PATTERN.fullmatch(host):
+                return ('the Host header must be a host name, with a port if any; '
+                        f'got {host[:60]!r}')
+            target = self.request_uri
+            if '#' in target or not all('!' <= c <= '~' for c in target):
+                return 'the request target holds a character no URL may hold as it is'
+            return None
 
     class Task(waitress.task.WSGITask):
         """waitress's call of the app, telling it when the request arrived, and how to end
@@ -3346,18 +3342,16 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
 
 def port_number(text: str) -> int:
     """A port from the command line or $PORT: 0 (any free one) to 65535."""
-    port = parse_whole_number(text.strip())
-    if port is None or port > 65535:
-        raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
-    return port
+    if (port := parse_whole_number(text.strip())) is not None and port <= 65535:
+        return port
+    raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
 
 
 def seed_number(text: str) -> int:
     """A chaos seed from the command line: digits, as for a port."""
-    seed = parse_whole_number(text.strip())
-    if seed is None:
-        raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
-    return seed
+    if (seed := parse_whole_number(text.strip())) is not None:
+        return seed
+    raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
 
 
 def chaos_rate(text: str) -> float:
