@@ -2038,14 +2038,13 @@ ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9
 
 
 class HostCheck:
-    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback
-    name, or to one of ``allowed_hosts`` (``--allow-host``).
+    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name,
+    or to one of ``allowed_hosts`` (``--allow-host``).
 
-    A web page can point a name of its own at 127.0.0.1 (DNS rebinding) and
-    then call the stub as its own origin, reading the answers. The browser
-    still sends that name in Host, so the request gets a 421, before the key
-    check and before anything is read or changed. The port is not compared, and
-    names are compared in lower case. A request without Host (HTTP/1.0) is no
+    A web page can point a name of its own at 127.0.0.1 (DNS rebinding) and then call the stub
+    as its own origin, reading the answers. The browser still sends that name in Host, so the
+    request gets a 421, before the key check and before anything is read or changed. The port is
+    not compared, and names are compared in lower case. A request without Host (HTTP/1.0) is no
     browser's, and passes.
     """
 
@@ -2057,35 +2056,27 @@ class HostCheck:
         host = environ.get('HTTP_HOST')
         if host is None:
             return self.app(environ, start_response)
-        name = host_without_port(host).lower()
-        if name in self.allowed or is_loopback_address(name):
+        # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
+        name = host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]
+        if name.lower() in self.allowed or is_loopback(name):
             return self.app(environ, start_response)
-        return send_error(misdirected(host), environ, start_response)
+        return send_error(ApiError(
+            421, 'misdirected_request',
+            f'the Host header names {printable(host[:100])!r}; this stub answers only '
+            'requests sent to localhost, 127.0.0.1 or [::1] (a web page can point a name '
+            'of its own at this machine). If the name is yours, start the stub with '
+            '--allow-host NAME'), environ, start_response)
 
 
-def host_without_port(host: str) -> str:
-    """``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``."""
-    if host.startswith('['):
-        return host[:host.find(']') + 1]
-    return host.partition(':')[0]
-
-
-def is_loopback_address(name: str) -> bool:
-    """Whether a Host name is a loopback address: ``127.5.6.7``, or IPv6 in brackets."""
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is ``localhost`` or a loopback address: ``127.5.6.7``, ``::1`` or, as
+    in a Host header, ``[::1]``."""
     try:
-        if name.startswith('['):
-            return ipaddress.IPv6Address(name[1:-1]).is_loopback
-        return ipaddress.IPv4Address(name).is_loopback
+        if host.startswith('['):
+            return ipaddress.IPv6Address(host[1:-1]).is_loopback
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
-        return False
-
-
-def misdirected(host: str) -> ApiError:
-    return ApiError(421, 'misdirected_request',
-                    f'the Host header names {printable(host[:100])!r}; this stub answers only '
-                    'requests sent to localhost, 127.0.0.1 or [::1] (a web page can point a name '
-                    'of its own at this machine). If the name is yours, start the stub with '
-                    '--allow-host NAME')
+        return host == 'localhost'
 
 
 def parse_allowed_hosts(names: Iterable[str]) -> frozenset[str]:
@@ -2113,11 +2104,10 @@ def parse_allowed_host(text: str) -> str:
 class Cors:
     """WSGI middleware for ``--cors``: browser pages on any origin may call the API.
 
-    A preflight needs no key (browsers send it without credentials). Every
-    response, errors included, lets the page read it. ``*`` is safe: the key
-    travels in a header, never in a cookie. The admin endpoints stay
-    same-origin: the page at ``/`` is all that calls them from a browser, and
-    a page elsewhere must not reset a test's stub or read its journal.
+    A preflight needs no key (browsers send it without credentials). Every response, errors
+    included, lets the page read it. ``*`` is safe: the key travels in a header, never in a
+    cookie. The admin endpoints stay same-origin: the page at ``/`` is all that calls them from
+    a browser, and a page elsewhere must not reset a test's stub or read its journal.
     """
 
     def __init__(self, app: Callable) -> None:
@@ -2269,11 +2259,10 @@ def send_error(error: ApiError, environ: dict, start_response: Any) -> list[byte
 class RouteAsSent:
     """WSGI middleware: route on the path as the client sent it, one segment at a time.
 
-    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is
-    ``/v1/pets/1``. A path that decoding would change in shape (an encoded
-    slash as in ``/v1/pets%2F1``, an empty or dot segment as in ``/v1//pets``,
-    bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, still
-    encoded, so that it never reaches a resource under another name.
+    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is ``/v1/pets/1``. A
+    path that decoding would change in shape (an encoded slash as in ``/v1/pets%2F1``, an empty
+    or dot segment as in ``/v1//pets``, bytes that are not UTF-8 as in ``/v1/pe%FFts``) is
+    routed as sent, still encoded, so that it never reaches a resource under another name.
     """
 
     def __init__(self, app: Callable) -> None:
@@ -2448,52 +2437,43 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
     @admin('GET', 'health', 'health')
     def health() -> dict:
-        base_url = public_origin(bottle.request.environ) + mount_point() + stub.base_path
-        return {'status': 'ok', 'version': __version__, 'base_url': base_url}
+        return {'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path}
 
     @admin('GET', 'openapi.json', 'adminOpenapi')
     def openapi() -> dict:
-        origin = public_origin(bottle.request.environ) + mount_point()
-        return openapi_document(origin + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json')
+        return openapi_document(app_url() + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json')
 
-    @admin('POST', 'reset', 'reset')
-    def reset() -> None:
-        stub.clear()
+    admin('POST', 'reset', 'reset')(stub.clear)
 
     @admin('GET', 'requests', 'listRequests', query=True)
     def requests() -> list:
         return stub.entries(parse_since(bottle.request.query_string))
 
-    @admin('DELETE', 'requests', 'clearRequests')
-    def clear_requests() -> None:
-        stub.clear_journal()
+    admin('DELETE', 'requests', 'clearRequests')(stub.clear_journal)
+
+    def matched(entries: list[dict], call: dict) -> int:
+        return compared_calls(entries, base_path=stub.base_path, **call)[1].count([])
 
     @admin('POST', 'requests/count', 'countRequests', body=True)
     def count_requests(document: dict) -> dict:
-        call = parse_call_filter(document)
-        return {'count': compared_calls(stub.requests, base_path=stub.base_path,
-                                        **call)[1].count([])}
+        return {'count': matched(stub.requests, parse_call_filter(document))}
 
     @admin('POST', 'requests/assert', 'assertRequests', body=True)
     def assert_requests(document: dict) -> dict:
-        call = parse_call_filter(document, times=True)
-        times = call.pop('times')
-        entries = stub.requests
-        report = call_report(entries, base_path=stub.base_path, times=times, **call)
+        call, entries = parse_call_filter(document, times=True), stub.requests
+        report = call_report(entries, base_path=stub.base_path, **call)
         if report:
             # The filter is sound; what the client sent is not what it expects.
             raise ApiError(409, 'assertion_failed', report)
-        return {'matched': compared_calls(entries, base_path=stub.base_path,
-                                          **call)[1].count([])}
+        del call['times']
+        return {'matched': matched(entries, call)}
 
     @admin('POST', 'fixtures', 'loadFixtures')
     def fixtures() -> list:
         bottle.response.status = 201
         return stub.load_fixtures()
 
-    @admin('GET', 'faults', 'listFaults')
-    def faults() -> dict:
-        return stub.faults.listed()
+    admin('GET', 'faults', 'listFaults')(stub.faults.listed)
 
     @admin('POST', 'faults', 'addFault', body=True)
     def add_fault(document: dict) -> dict:
@@ -2502,9 +2482,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         bottle.response.status = 201
         return fault
 
-    @admin('DELETE', 'faults', 'clearFaults')
-    def clear_faults() -> None:
-        stub.faults.clear()
+    admin('DELETE', 'faults', 'clearFaults')(stub.faults.clear)
 
     @admin('POST', 'chaos', 'setChaos', body=True)
     def chaos(document: dict) -> dict:
@@ -2603,7 +2581,7 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
             'name': 'Pet Store API (petstore-stub)',
             'version': API_VERSION,
             'base_path': base,
-            'base_url': f'{public_origin(bottle.request.environ)}{base}',
+            'base_url': app_url() + base_path,
             'openapi': f'{base}/openapi.json',
             'operations': {
                 'listPets': f'GET {base}/pets?limit=1..100&status=available|pending|sold',
@@ -2617,8 +2595,7 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
 
     @api.get(f'{base_path}/openapi.json', name='openapi')
     def openapi() -> str:
-        base_url = public_origin(bottle.request.environ) + mount_point() + base_path
-        return to_json(openapi_document(base_url))
+        return to_json(openapi_document(app_url() + base_path))
 
     @api.get(FAVICON, name='favicon')
     def favicon() -> str:
@@ -2701,10 +2678,12 @@ def source_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
-def public_origin(environ: dict) -> str:
-    """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy)."""
+def app_url() -> str:
+    """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy),
+    and the app's mount point."""
+    environ = bottle.request.environ
     host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
-    return f'{environ["wsgi.url_scheme"]}://{host}'
+    return f'{environ["wsgi.url_scheme"]}://{host}{mount_point()}'
 
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
@@ -2800,22 +2779,20 @@ class Waitress:
 
     Only this class touches waitress's internals, each for a behaviour its API lacks:
 
-    - Protocol errors: waitress answers a request it cannot parse (a bad request
-      line, a bad Content-Length, a 300 KB header...) with a text/plain page of
-      its own, from its channel's ``error_task_class``. Here that task sends the
-      spec's Error body.
-    - Stopping: waitress has no call that closes its open connections from
-      another thread, so ``stop()`` walks its socket map (``_map``) through its
-      ``trigger``, from inside the event loop.
-    - Faults: WSGI gives an app no hold on its connection. The task puts a
-      function in the environ (``CLOSE_CONNECTION``) that closes it:
-      ``close_connection()``, through the task's channel, which owns the socket.
-    - Strict framing: waitress's parser lets through requests whose framing
-      RFC 9112 lets a server refuse. A Transfer-Encoding beside a
-      Content-Length is one: the RFC allows a server to reject it (section
-      6.1) or to drop the Content-Length, and a refusal is the safer choice,
-      as the pair can smuggle a second request past a proxy. ``Parser``
-      refuses them, and ``request_problem()`` says why.
+    - Protocol errors: waitress answers a request it cannot parse (a bad request line, a bad
+      Content-Length, a 300 KB header...) with a text/plain page of its own, from its
+      channel's ``error_task_class``. Here that task sends the spec's Error body.
+    - Stopping: waitress has no call that closes its open connections from another thread,
+      so ``stop()`` walks its socket map (``_map``) through its ``trigger``, from inside the
+      event loop.
+    - Faults: WSGI gives an app no hold on its connection. The task puts a function in the
+      environ (``CLOSE_CONNECTION``) that closes it: ``close_connection()``, through the
+      task's channel, which owns the socket.
+    - Strict framing: waitress's parser lets through requests whose framing RFC 9112 lets a
+      server refuse. A Transfer-Encoding beside a Content-Length is one: the RFC allows a
+      server to reject it (section 6.1) or to drop the Content-Length, and a refusal is the
+      safer choice, as the pair can smuggle a second request past a proxy. ``Parser``
+      refuses them, and ``Parser.problem()`` says why.
     """
 
     class JSONErrorTask(waitress.task.ErrorTask):
@@ -2835,20 +2812,19 @@ class Waitress:
             # The connection closes after this answer; without this, waitress would still tell an
             # HTTP/1.0 keep-alive client it stays open.
             self.request.headers['CONNECTION'] = 'close'
-            stub = self.channel.server.application  # a StubApp, or any WSGI app
+            stub = self.channel.server.application
             # The request line as sent, without its HTTP version; none for headers too large
             # to read (waitress then stands a 'GET /' of its own in for it).
             line = getattr(self.request, 'first_line', b'').decode('latin-1').rsplit(' HTTP/', 1)[0]
             if error.code == 431 or not line:
                 line = '-'
             # As Cors does for the app's own answers: the API's, not the admin endpoints'.
-            if getattr(stub, 'cors', False) and not is_admin_target(line.partition(' ')[2]):
+            if stub.cors and not is_admin_target(line.partition(' ')[2]):
                 self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             # Recorded before it is answered: a client that has its answer finds it journalled.
-            if getattr(stub, 'refused', None) is not None:
-                stub.refused(line, error.code, error_code_name(error.code), message,
-                             getattr(self.request, 'petstore_received', time.monotonic_ns()))
-            if getattr(stub, 'access_log', None) is not None:
+            stub.refused(line, error.code, error_code_name(error.code), message,
+                         getattr(self.request, 'petstore_received', time.monotonic_ns()))
+            if stub.access_log is not None:
                 stub.access_log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
                                          str(error.code), '-'))
             self.set_close_on_finish()
@@ -2859,29 +2835,7 @@ class Waitress:
         code = 505
         reason = 'HTTP Version Not Supported'
 
-    #: A Transfer-Encoding header line, as sent.
     TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
-
-    @staticmethod
-    def request_problem(version: str, headers: Mapping[str, str], target: str, encoded: bool,
-                        chunked: bool) -> str | None:
-        """What makes a parsed request one to refuse (RFC 9112), or None. ``headers`` as
-        waitress's parser keeps them; ``encoded``: the request has a Transfer-Encoding
-        header; ``chunked``: waitress reads its body as chunked."""
-        if encoded and version == '1.0':
-            return 'an HTTP/1.0 request cannot use Transfer-Encoding'
-        if encoded and not chunked:
-            return 'the Transfer-Encoding header names no coding'
-        if encoded and 'CONTENT_LENGTH' in headers:
-            return 'a request gives Content-Length or Transfer-Encoding, not both'
-        host = headers.get('HOST')  # waitress joins the values of a header sent twice with ', '
-        if (host is None and version == '1.1') or (host is not None and ',' in host):
-            return 'send one Host header (an HTTP/1.1 request must)'
-        if host is not None and not HOST_PATTERN.fullmatch(host):
-            return f'the Host header must be a host name, with a port if any; got {host[:60]!r}'
-        if '#' in target or not all('!' <= c <= '~' for c in target):
-            return 'the request target holds a character no URL may hold as it is'
-        return None
 
     class Parser(waitress.parser.HTTPRequestParser):
         """waitress's request parser, refusing requests framed as RFC 9112 forbids or lets a
@@ -2897,10 +2851,29 @@ class Waitress:
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
                 self.completed = True
                 return
-            problem = Waitress.request_problem(self.version, self.headers, self.request_uri,
-                                               encoded, self.chunked)
+            problem = self.problem(encoded)
             if problem is not None:
                 raise waitress.parser.ParsingError(problem)
+
+        def problem(self, encoded: bool) -> str | None:
+            """What makes this parsed request one to refuse (RFC 9112), or None; ``encoded``:
+            it has a Transfer-Encoding header."""
+            if encoded and self.version == '1.0':
+                return 'an HTTP/1.0 request cannot use Transfer-Encoding'
+            if encoded and not self.chunked:  # chunked: how waitress reads the body
+                return 'the Transfer-Encoding header names no coding'
+            if encoded and 'CONTENT_LENGTH' in self.headers:
+                return 'a request gives Content-Length or Transfer-Encoding, not both'
+            host = self.headers.get('HOST')  # a header sent twice: its values joined by ', '
+            if (host is None and self.version == '1.1') or (host is not None and ',' in host):
+                return 'send one Host header (an HTTP/1.1 request must)'
+            if host is not None and not HOST_PATTERN.fullmatch(host):
+                return ('the Host header must be a host name, with a port if any; '
+                        f'got {host[:60]!r}')
+            target = self.request_uri
+            if '#' in target or not all('!' <= c <= '~' for c in target):
+                return 'the request target holds a character no URL may hold as it is'
+            return None
 
     class Task(waitress.task.WSGITask):
         """waitress's call of the app, telling it when the request arrived, and how to end
@@ -2936,10 +2909,11 @@ class Waitress:
     #: Content-Length, which 'truncate' sends.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
-    def __init__(self, app: Any, host: str, port: int, threads: int) -> None:
+    def __init__(self, app: StubApp, host: str, port: int, threads: int) -> None:
         # Filters, not levels: they are taken off at release(), leaving the loggers of the
         # process that hosts the server as they were.
-        self._quiet = [(logging.getLogger(name), self.message_filter(start))
+        self._quiet = [(logging.getLogger(name), lambda record, start=start:
+                        not record.getMessage().startswith(start))
                        for name, start in self.QUIET.items()]
         for logger, quiet in self._quiet:
             logger.addFilter(quiet)
@@ -2952,21 +2926,16 @@ class Waitress:
         self._server.channel_class = self.Channel
         self.port = int(self._server.effective_port)
 
-    @staticmethod
-    def message_filter(start: str) -> Callable[[logging.LogRecord], bool]:
-        return lambda record: not record.getMessage().startswith(start)
-
     def run(self) -> None:
         self._server.run()
 
     def stop(self, running: bool) -> None:
         """Close the socket and every connection at once; ``running``: the loop runs in a thread."""
-        server = self._server
         if running:
             # The event loop sleeps in poll(); the trigger wakes it to close the connections
             # itself. The trigger's own pipe is closed only once the loop has ended: the loop
             # may run the thunk before pull_trigger returns.
-            server.trigger.pull_trigger(self._close_connections)
+            self._server.trigger.pull_trigger(self._close_connections)
         else:
             self._close_connections()
 
@@ -3051,10 +3020,7 @@ class StubServer:
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS) -> None:
-        self.app = app
-        self.host = host
-        self.port = port
-        self.threads = threads
+        self.app, self.host, self.port, self.threads = app, host, port, threads
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
         self.errors: list[BaseException] = []
@@ -3074,7 +3040,6 @@ class StubServer:
         """The Authorization header, to pass to a client."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
-    # Acting on the app, for tests.
 
     add_pet = FromApp()
     load_fixtures = FromApp()
@@ -3102,10 +3067,11 @@ class StubServer:
                               + (f' (and {more} more)' if more else '') + f'\n{text}') from first
         unused = self.app.take_unused_faults() if unused_faults else []
         if unused:
-            raise AssertionError('\n'.join([unused_faults_phrase(len(unused)),
-                                            *[f'  {fault}' for fault in unused]]))
+            raise AssertionError('\n'.join([
+                '1 queued fault was not used up:' if len(unused) == 1
+                else f'{len(unused)} queued faults were not used up:',
+                *[f'  {fault}' for fault in unused]]))
 
-    # Running.
 
     def bind(self) -> None:
         """Open the listening socket (and learn the port) without serving yet."""
@@ -3148,11 +3114,6 @@ class StubServer:
         self.stop()
 
 
-def unused_faults_phrase(count: int) -> str:
-    return ('1 queued fault was not used up:' if count == 1
-            else f'{count} queued faults were not used up:')
-
-
 @contextlib.contextmanager
 def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
@@ -3161,16 +3122,15 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           allowed_hosts: Iterable[str] | None = ()) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
-    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo
-    animals, a path loads that file. Without ``api_key``, the demo key is
-    accepted on loopback, and on any other ``host`` a random key
-    (``server.api_key``); there the demo key is a ValueError, raised before
-    anything is opened. On leaving the block the server stops, then
-    ``check()`` raises anything that failed inside it, or a queued fault left unused.
+    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path loads
+    that file. Without ``api_key``, the demo key is accepted on loopback, and on any other
+    ``host`` a random key (``server.api_key``); there the demo key is a ValueError, raised
+    before anything is opened. On leaving the block the server stops, then ``check()`` raises
+    anything that failed inside it, or a queued fault left unused.
 
-    On a loopback ``host``, as on the command line, only requests sent to a
-    loopback name are answered (others get a 421), and to ``allowed_hosts``;
-    None answers any Host. On any other address any Host is answered.
+    On a loopback ``host``, as on the command line, only requests sent to a loopback name are
+    answered (others get a 421), and to ``allowed_hosts``; None answers any Host. On any other
+    address any Host is answered.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     store = StubStore(db)
@@ -3253,15 +3213,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def is_loopback(host: str) -> bool:
-    if host == 'localhost':
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def checks_host(host: str, trust_proxy: bool) -> bool:
     """Whether a stub listening on ``host`` answers only requests sent to a loopback name.
 
@@ -3278,52 +3229,41 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
     None given: the demo key on loopback, a random key anywhere else, where the
     demo key, being published, is refused.
     """
-    if given:
-        check_api_keys(given)
+    if not given:
+        return ([DEMO_API_KEY], False) if is_loopback(host) else ([secrets.token_urlsafe(24)], True)
+    check_api_keys(given)
     if DEMO_API_KEY in given and not is_loopback(host):
         raise ValueError(f'the demo key is published; choose another key to serve {host}')
-    if given:
-        return given, False
-    if is_loopback(host):
-        return [DEMO_API_KEY], False
-    return [secrets.token_urlsafe(24)], True
+    return given, False
 
 
 def port_number(text: str) -> int:
     """A port from the command line or $PORT: 0 (any free one) to 65535."""
-    port = parse_whole_number(text.strip())
-    if port is None or port > 65535:
-        raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
-    return port
+    if (port := parse_whole_number(text.strip())) is not None and port <= 65535:
+        return port
+    raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
 
 
 def seed_number(text: str) -> int:
     """A chaos seed from the command line: digits, as for a port."""
-    seed = parse_whole_number(text.strip())
-    if seed is None:
-        raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
-    return seed
+    if (seed := parse_whole_number(text.strip())) is not None:
+        return seed
+    raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
 
 
 def chaos_rate(text: str) -> float:
-    try:
-        rate = float(text)
-    except ValueError:
-        rate = -1.0
-    if not 0 <= rate <= 1:
-        raise argparse.ArgumentTypeError(f'a rate is a number from 0 to 1; got {text!r}')
-    return rate
+    with contextlib.suppress(ValueError):
+        if 0 <= (rate := float(text)) <= 1:
+            return rate
+    raise argparse.ArgumentTypeError(f'a rate is a number from 0 to 1; got {text!r}')
 
 
 def delay_seconds(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not is_delay(seconds):
-        raise argparse.ArgumentTypeError(
-            f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; got {text!r}')
-    return seconds
+    with contextlib.suppress(ValueError):
+        if is_delay(seconds := float(text)):
+            return seconds
+    raise argparse.ArgumentTypeError(
+        f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; got {text!r}')
 
 
 def ready_file(text: str) -> Path:
@@ -3418,11 +3358,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str],
                 generated: bool, port: int, args: argparse.Namespace, console: Console) -> int:
-    try:
-        loaded = load_cli_fixtures(store, fixtures)
-    except ApiError as error:  # a disk that would not take them
-        print(f'petstore-stub: {error}', file=sys.stderr)
-        return 1
+    loaded = ''
+    if fixtures is not None:
+        try:
+            loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
+        except ApiError as error:
+            if error.code != 'store_not_empty':  # a disk that would not take them
+                print(f'petstore-stub: {error}', file=sys.stderr)
+                return 1
+            loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
     # Without --admin nothing can read the journal, so none is kept.
     app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
@@ -3476,19 +3420,6 @@ def percent(rate: float) -> str:
                                                            f'{1:.{decimals}%}'):
         decimals += 1
     return f'{rate:.{decimals}%}'
-
-
-def load_cli_fixtures(store: PetStore, new_pets: list[dict] | None) -> str:
-    """Load ``--fixtures`` into an empty store; return what the banner says of them."""
-    if new_pets is None:
-        return ''
-    try:
-        loaded = load_fixtures(store, new_pets)
-    except ApiError as error:
-        if error.code != 'store_not_empty':
-            raise
-        return '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
-    return f', {len(loaded)} loaded from fixtures'
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -3609,15 +3540,13 @@ if 'pytest' in sys.modules:
         if petstore_fixtures:
             server.load_fixtures(petstore_fixtures)
         yield server
-        server.check(unused_faults=False)
-        unused = server.app.take_unused_faults()
-        if (unused and request.config.getini('petstore_fail_on_unused_faults')
-                and not request.node.get_closest_marker('petstore_allows_unused_faults')):
-            pytest.fail('\n'.join(
-                [f'in this test, {unused_faults_phrase(len(unused))}']
-                + [f'  {fault}' for fault in unused]
-                + ['(if the test leaves it unused on purpose, mark it '
-                   '@pytest.mark.petstore_allows_unused_faults)']), pytrace=False)
+        try:
+            server.check()  # the unused faults taken even when allowed: the session ends clean
+        except AssertionError as unused:
+            if (request.config.getini('petstore_fail_on_unused_faults')
+                    and not request.node.get_closest_marker('petstore_allows_unused_faults')):
+                pytest.fail(f'in this test, {unused}\n(if the test leaves it unused on purpose, '
+                            'mark it @pytest.mark.petstore_allows_unused_faults)', pytrace=False)
         if (request.config.getini('petstore_fail_on_bad_requests')
                 and not request.node.get_closest_marker('petstore_allows_bad_requests')):
             refused = [entry for entry in server.requests if is_refused_as_malformed(entry)]
