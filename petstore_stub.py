@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import bisect
 import collections
 import contextlib
 import errno
@@ -1180,16 +1181,14 @@ DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
 #: Set by PreflightWithoutCors: a preflight was refused, for the access log's hint.
 PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'
-#: Set by the server adapter: when the request's head arrived (time.monotonic_ns()).
+#: Set by the server adapter (in-process, by the fence): when the request's head arrived
+#: (time.monotonic_ns()). One that arrived before the last clear() began is stale.
 RECEIVED = 'petstore_stub.received'
 #: Set by the server adapter: a function that closes the request's connection before any
 #: response byte, ``abort=True`` with a TCP reset; an in-process app has none.
 CLOSE_CONNECTION = 'petstore_stub.close_connection'
-#: Set by the journal: a function that records this request, and whether it has.
+#: Set by the journal: a function that records this request, taken out by whoever calls it.
 RECORD = 'petstore_stub.record'
-#: Set by the fence: the event that lets go the requests under way when it passed them.
-RELEASE = 'petstore_stub.release'
-RECORDED = 'petstore_stub.recorded'
 
 
 def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
@@ -1239,21 +1238,23 @@ class StubApp:
         self.admin = admin
         self.cors = cors
         self.allowed_hosts = allowed_hosts  #: None: any Host is answered (see HostCheck)
-        self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
+        #: Each entry with when its request arrived, in that order.
+        self.journal: collections.deque[tuple[int, dict]] = collections.deque(maxlen=journal_size)
         #: What failed inside the app: each exception cut loose from its frames, and its
         #: traceback as text.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
             maxlen=ERRORS_KEPT)
         self._delay = 0.0
-        self._stopping = False  #: set by release(stopping=True): nothing is held any more
-        self.generation = 0  #: counts clear(): a request older than the last one is stale
-        self.cleared = threading.Event()  #: set by clear(), to release delayed requests
-        self.held = 0  #: how many requests a delay or a hang holds now
-        self.faults = FaultPlugin(self)
-        self.lock = threading.Lock()  #: guards the journal and the count of held requests
-        self._arrivals = 0  #: requests that have arrived, for the journal's order
+        self._stopping = False  #: set by release(): nothing is held any more
+        #: Guards the journal and what follows; held requests and the fence wait on it.
+        self.lock = threading.Condition()
+        self.cleared_at = 0  #: when the last clear() began (time.monotonic_ns())
+        self.clearing = False  #: while clear() runs: the fence holds new requests
+        self.under_way = 0  #: the API requests the fence has let in that have not ended
+        self.held = 0  #: how many requests a delay, a hang or a slow answer holds now
+        self._journal_from = 0  #: the journal takes requests that arrived from then on
         self._sequence = 0  #: entries the journal has taken in, never reset
-        self._journal_arrivals: collections.deque[int] = collections.deque()  #: each entry's
+        self.faults = FaultPlugin(self)
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         add_documents(api, base_path, self.api_keys, admin)
         if admin:
@@ -1265,8 +1266,7 @@ class StubApp:
             app = HostCheck(app, allowed_hosts)
         if trust_proxy:
             app = ForwardedHeaders(app)
-        app = RouteAsSent(Journal(app, self))
-        self.fence = app = Fence(app, self)
+        app = Fence(RouteAsSent(Journal(app, self)), self)
         self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
 
@@ -1280,23 +1280,27 @@ class StubApp:
         if held, finished if under way, dropped if not yet begun; one that
         arrives while it runs waits for it. None of them is recorded.
         """
-        self.fence.close()
+        with self.lock:
+            self.clearing = True
+            self.cleared_at = self._journal_from = time.monotonic_ns()
+            self.journal.clear()
+            self.lock.notify_all()  # what a delay or a hang holds is stale now: see hold()
         try:
-            self.clear_journal()
-            self.faults.clear()  # before the release: nothing under way is held again
+            self.faults.clear()
             self.delay = 0.0
-            self.release()
-            self.fence.settle(timeout=5)
+            with self.lock:
+                self.lock.wait_for(lambda: not self.under_way, timeout=5)
             self.store.reset()
         finally:
-            self.fence.open()
+            with self.lock:
+                self.clearing = False
+                self.lock.notify_all()
 
     def clear_journal(self) -> None:
         """Empty the journal; a request under way now is not recorded."""
         with self.lock:
-            self.generation += 1
+            self._journal_from = time.monotonic_ns()
             self.journal.clear()
-            self._journal_arrivals.clear()
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         """Add a pet, checked as createPet checks one; return it as a Pet."""
@@ -1361,25 +1365,23 @@ class StubApp:
     def hold(self, seconds: float, environ: dict) -> bool:
         """Hold this request (a worker thread) for ``seconds``, or until clear() or release();
         True if it was let go before its time."""
+        # A request that arrived before a clear holds no more, even if it reaches this line
+        # only after the clear is over.
+        received = environ.get(RECEIVED, time.monotonic_ns())
         with self.lock:
-            if self._stopping:
-                return True
             self.held += 1
-            # The release of when the request came in: once a clear has let it go, it holds
-            # no more, even if it reaches this line only after the clear is over.
-            cleared = environ.get(RELEASE, self.cleared)
-        try:
-            return cleared.wait(seconds)
-        finally:
-            with self.lock:
+            try:
+                return self.lock.wait_for(
+                    lambda: self._stopping or received < self.cleared_at, seconds)
+            finally:
                 self.held -= 1
 
-    def release(self, stopping: bool = False) -> None:
-        """Let every held request go at once (a delay, a hang); ``stopping``: hold none again."""
+    def release(self, stopping: bool = True) -> None:
+        """Let every held request go at once (a delay, a hang), and hold none again: the
+        server stops."""
         with self.lock:
-            self._stopping = self._stopping or stopping
-            self.cleared.set()
-            self.cleared = threading.Event()
+            self._stopping = True
+            self.lock.notify_all()
 
     @property
     def requests(self) -> list[dict]:
@@ -1390,7 +1392,7 @@ class StubApp:
         """The journal's entries whose ``sequence`` is past ``since``, oldest first, each body
         parsed now (the journal keeps it as it came)."""
         with self.lock:
-            kept = [entry for entry in self.journal if entry['sequence'] > since]
+            kept = [entry for _, entry in self.journal if entry['sequence'] > since]
         return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
@@ -1421,39 +1423,24 @@ class StubApp:
         ``received``: when it arrived (time.monotonic_ns())."""
         method, _, target = request_line.partition(' ')
         path, _, query = target.partition('?')
-        if (not self.journal.maxlen or received < self.fence.closed_at  # from before a clear
-                or self.admin and path.startswith(ADMIN_PREFIX)):
-            return
-        environ = {'REQUEST_METHOD': method, 'PATH_INFO': path, 'QUERY_STRING': query}
-        entry = journal_entry(environ, b'', status,
-                              {'code': code, 'message': message[:JOURNAL_TEXT_CHARS]})
-        self.record(entry, self.generation, self.arrival())
+        if not (self.admin and path.startswith(ADMIN_PREFIX)):
+            environ = {'REQUEST_METHOD': method, 'PATH_INFO': path, 'QUERY_STRING': query}
+            self.record(journal_entry(environ, b'', status, {'code': code, 'message': message}),
+                        received)
 
-    def arrival(self) -> int:
-        """The next request's place in the order of arrival."""
+    def record(self, entry: dict, received: int) -> None:
+        """Keep ``entry`` in the journal in the order the requests arrived (``received``),
+        whatever order they end in; unless the journal was emptied since it arrived."""
         with self.lock:
-            self._arrivals += 1
-            return self._arrivals
-
-    def record(self, entry: dict, generation: int, arrival: int) -> None:
-        """Keep ``entry`` in the journal in the order the requests arrived, whatever order
-        they end in; unless the stub was cleared since it arrived."""
-        with self.lock:
-            if generation != self.generation:
-                return
-            arrivals, journal = self._journal_arrivals, self.journal
-            place = len(journal)
-            while place and arrivals[place - 1] > arrival:
-                place -= 1
+            journal = self.journal
+            place = bisect.bisect(journal, received, key=lambda kept: kept[0])
+            if received < self._journal_from or len(journal) == journal.maxlen and not place:
+                return  # from before a clear, or older than all the journal keeps
             if len(journal) == journal.maxlen:
-                if not place:
-                    return  # older than all the journal keeps
                 journal.popleft()
-                arrivals.popleft()
                 place -= 1
             self._sequence += 1
-            journal.insert(place, {**entry, 'sequence': self._sequence})
-            arrivals.insert(place, arrival)
+            journal.insert(place, (received, {**entry, 'sequence': self._sequence}))
 
 
 # -- Assertions: what the client sent, held against what a test expects --------
@@ -1719,7 +1706,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
         # Recorded at once, as it will end, with no response: a test may assert on a
         # request still hanging, and a client that sees the close may send its next at once.
         if RECORD in environ:
-            environ[RECORD](None)
+            environ.pop(RECORD)(None)
         if kind == 'hang':
             stub.hold(fault['seconds'], environ)  # until a reset, a stop, or its seconds
         environ[CLOSE_CONNECTION](abort=kind == 'reset')
@@ -1737,7 +1724,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
     else:
         answer.content_length = len(data)  # the whole body's length, in every case
         altered = (data[:len(data) // 2] if kind == 'truncate'
-                   else drip(data, fault['seconds'], environ.get(RELEASE, stub.cleared)))
+                   else drip(data, fault['seconds'], lambda pause: stub.hold(pause, environ)))
     if answer is bottle.response:
         return altered
     answer.body = altered
@@ -1764,13 +1751,14 @@ def fault_error(status: int, fault: dict) -> ApiError:
                     f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
 
 
-def drip(data: bytes, seconds: float, cleared: threading.Event,
+def drip(data: bytes, seconds: float, hold: Callable[[float], Any],
          pieces: int = 10) -> Iterator[bytes]:
-    """``data`` in ``pieces`` spread over ``seconds``; at once if the stub is cleared."""
+    """``data`` in ``pieces`` spread over ``seconds``, ``hold`` between them (StubApp.hold(),
+    which lets go at once once the stub is cleared)."""
     step = -(-len(data) // pieces) or 1
     for start in range(0, len(data), step):
         if start:
-            cleared.wait(seconds / pieces)
+            hold(seconds / pieces)
         yield data[start:start + step]
 
 
@@ -1878,10 +1866,6 @@ class Journal:
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         stub = self.stub
-        keep = stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
-                                            or environ['PATH_INFO'] == FAVICON)
-        generation = stub.generation
-        body = BodyRecorder(environ) if keep else None
         sent: list[str] = []
 
         def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
@@ -1890,26 +1874,22 @@ class Journal:
                 stub.errors.append(without_frames(exc_info[1]))
             return start_response(status, headers, exc_info)
 
-        if body is not None:
-            arrival = stub.arrival()
-
-            def record(status: int | None, result: Any = None) -> None:
-                if environ.get(RECORDED) or environ.get(PAGE):  # a browser's visit is no call
-                    return
-                environ[RECORDED] = True
-                error = environ.get(ERROR) if status and status >= 400 else None
-                if error is not None:
-                    error = {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]}
-                entry = journal_entry(environ, body.first_bytes(), status, error)
-                stub.record(entry, generation, arrival)
-
-            # A fault that closes the connection records the request first: once the
-            # client sees the close, it may send its next request at once.
-            environ[RECORD] = record
+        if stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
+                                        or environ['PATH_INFO'] == FAVICON):
+            # A fault that closes the connection takes this out and records the request
+            # first: once the client sees the close, it may send its next request at once.
+            environ[RECORD] = functools.partial(self.record, environ, BodyRecorder(environ))
         result = self.app(environ, recording)
-        if body is not None:
-            record(status_sent(environ, sent), result)
+        if RECORD in environ:
+            environ.pop(RECORD)(status_sent(environ, sent))
         return result
+
+    def record(self, environ: dict, body: BodyRecorder, status: int | None) -> None:
+        if environ.get(PAGE):  # a browser's visit is no call
+            return
+        error = environ.get(ERROR) if status and status >= 400 else None
+        self.stub.record(journal_entry(environ, body.first_bytes(), status, error),
+                         environ.setdefault(RECEIVED, time.monotonic_ns()))
 
 
 class BodyRecorder:
@@ -1970,7 +1950,7 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
         'headers': headers,
         'body': body[:JOURNAL_BODY_BYTES + 1],
         'status': status,
-        'error': error,
+        'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
         'fault': environ.get(FAULT),
         'time': time.time(),
         'truncated': (headers_cut or body_cut
@@ -2070,42 +2050,23 @@ class Fence:
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
-        self._state = threading.Condition()
-        self._under_way = 0
-        self._closed = False  #: while a clear runs
-        self.closed_at = 0  #: when the last clear began (time.monotonic_ns())
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        stub = self.stub
         if is_admin_call(environ):  # a reset among them: it must not wait for itself
             return self.app(environ, start_response)
-        with self._state:
-            self._state.wait_for(lambda: not self._closed)
-            if environ.get(RECEIVED, self.closed_at) < self.closed_at:
+        with stub.lock:
+            stub.lock.wait_for(lambda: not stub.clearing)
+            if environ.setdefault(RECEIVED, time.monotonic_ns()) < stub.cleared_at:
                 return drop_unanswered(environ, start_response)
-            self._under_way += 1
-            environ[RELEASE] = self.stub.cleared
+            stub.under_way += 1
         try:
             return self.app(environ, start_response)
         finally:
-            with self._state:
-                self._under_way -= 1
-                if self._closed:  # only a clear waits for this count
-                    self._state.notify_all()
-
-    def close(self) -> None:
-        with self._state:
-            self._closed = True
-            self.closed_at = time.monotonic_ns()
-
-    def settle(self, timeout: float) -> None:
-        """Wait, ``timeout`` seconds at most, until no request is under way."""
-        with self._state:
-            self._state.wait_for(lambda: not self._under_way, timeout)
-
-    def open(self) -> None:
-        with self._state:
-            self._closed = False
-            self._state.notify_all()
+            with stub.lock:
+                stub.under_way -= 1
+                if stub.clearing:  # only a clear waits for this count
+                    stub.lock.notify_all()
 
 
 def drop_unanswered(environ: dict, start_response: Callable) -> list[bytes]:
