@@ -1141,7 +1141,7 @@ def storage_error(path: Path, error: OSError) -> ApiError:
 
 # -- The fixture server: StubApp and its pieces --------------------------------
 #
-# create_stub() hands create_app()'s bottle app to StubApp, which adds the public
+# StubApp (create_stub()) takes create_app()'s bottle app, adds the public
 # documents and the admin endpoints, installs the faults as a bottle plugin,
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
@@ -1191,13 +1191,9 @@ CLOSE_CONNECTION = 'petstore_stub.close_connection'
 RECORD = 'petstore_stub.record'
 
 
-def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
-                base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-                trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-                access_log: Callable[[str], Any] | None = None,
-                allowed_hosts: Iterable[str] | None = None) -> StubApp:
+class StubApp:
     """create_app()'s API as the fixture server serves it, over ``store`` (a new
-    ``StubStore`` in memory by default).
+    ``StubStore`` in memory by default): a WSGI app, and the handles a test holds it by.
 
     ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets pages on any
     origin call the API, the journal keeps the last ``journal_size``
@@ -1206,20 +1202,6 @@ def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_A
     ``allowed_hosts``, unless None, answers only requests whose Host is a
     loopback name or one of these (for an app served on loopback; see
     ``HostCheck``).
-    """
-    store = StubStore() if store is None else store
-    hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
-    api = create_app(store, api_keys, base_path,
-                     public_paths=('/', f'{base_path}/openapi.json', FAVICON,
-                                   *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json']
-                                     if admin else [])))
-    return StubApp(api, store, api_keys, base_path, admin=admin, cors=cors,
-                   trust_proxy=trust_proxy, journal_size=journal_size, access_log=access_log,
-                   allowed_hosts=hosts)
-
-
-class StubApp:
-    """The WSGI app create_stub() returns, and the handles a test holds it by.
 
     It composes bottle rather than subclassing it: ``api`` is the bottle app,
     and each cross-cutting piece is a plugin or a middleware of its own. A
@@ -1227,17 +1209,21 @@ class StubApp:
     and faults (``fail_next``); ``clear()`` empties it all.
     """
 
-    def __init__(self, api: bottle.Bottle, store: PetStore, api_keys: Sequence[str],
-                 base_path: str, *, admin: bool, cors: bool, trust_proxy: bool,
-                 journal_size: int, access_log: Callable[[str], Any] | None,
-                 allowed_hosts: frozenset[str] | None = None) -> None:
-        self.api = api
-        self.store = store
+    def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
+                 base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
+                 trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
+                 access_log: Callable[[str], Any] | None = None,
+                 allowed_hosts: Iterable[str] | None = None) -> None:
+        self.store = store = StubStore() if store is None else store
+        #: None: any Host is answered (see HostCheck)
+        self.allowed_hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
+        self.api = api = create_app(store, api_keys, base_path, public_paths=(
+            '/', f'{base_path}/openapi.json', FAVICON,
+            *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])))
         self.api_keys = tuple(api_keys)
         self.base_path = base_path
         self.admin = admin
         self.cors = cors
-        self.allowed_hosts = allowed_hosts  #: None: any Host is answered (see HostCheck)
         #: Each entry with when its request arrived, in that order.
         self.journal: collections.deque[tuple[int, dict]] = collections.deque(maxlen=journal_size)
         #: What failed inside the app: each exception cut loose from its frames, and its
@@ -1262,8 +1248,8 @@ class StubApp:
         api.install(self.faults)
         api.install(DocumentHeaders())
         app: Any = Delay(Cors(api) if cors else PreflightWithoutCors(api), self)
-        if allowed_hosts is not None:
-            app = HostCheck(app, allowed_hosts)
+        if self.allowed_hosts is not None:
+            app = HostCheck(app, self.allowed_hosts)
         if trust_proxy:
             app = ForwardedHeaders(app)
         app = Fence(RouteAsSent(Journal(app, self)), self)
@@ -1441,6 +1427,10 @@ class StubApp:
                 place -= 1
             self._sequence += 1
             journal.insert(place, (received, {**entry, 'sequence': self._sequence}))
+
+
+#: The fixture server's app factory, as create_app() is the plain API's.
+create_stub = StubApp
 
 
 # -- Assertions: what the client sent, held against what a test expects --------
