@@ -1333,7 +1333,7 @@ class StubApp:
             checked = parse_chaos({'rate': rate, 'faults': faults, 'seed': seed})
         except ApiError as error:
             raise ValueError(error.message) from None
-        self.faults.chaos = Chaos(**checked) if checked['rate'] else None
+        self.faults.set_chaos(checked if checked['rate'] else None)
         return checked['seed']
 
     @property
@@ -1612,7 +1612,8 @@ class FaultPlugin:
 
     def __init__(self, stub: StubApp) -> None:
         self.stub = stub
-        self.chaos: Chaos | None = None
+        self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
+        self._random = random.Random()
         self._queue: list[dict] = []
         self._lock = threading.Lock()
 
@@ -1639,6 +1640,12 @@ class FaultPlugin:
             unused, self._queue = self._queue, []
         return unused
 
+    def set_chaos(self, chaos: dict | None) -> None:
+        """Draw faults as ``chaos`` says (parse_chaos()), from its seed on; None: draw none."""
+        with self._lock:
+            self.chaos = chaos
+            self._random.seed(chaos and chaos['seed'])
+
     def clear(self) -> None:
         with self._lock:
             self._queue.clear()
@@ -1649,9 +1656,7 @@ class FaultPlugin:
         with self._lock:
             queued = [{name: value for name, value in fault.items() if name != 'asked'}
                       for fault in self._queue]
-        chaos = self.chaos
-        return {'faults': queued, 'chaos': chaos and {'rate': chaos.rate, 'seed': chaos.seed,
-                                                      'faults': list(chaos.faults)}}
+        return {'faults': queued, 'chaos': self.chaos}
 
     def _take(self, operation: str) -> dict | None:
         """The fault for this request, else chaos's. Each queued fault for its operation
@@ -1671,8 +1676,11 @@ class FaultPlugin:
                 if not due['times']:
                     self._queue.remove(due)
                 return due
-        chaos = self.chaos
-        return None if chaos is None else chaos.draw()
+            chaos = self.chaos
+            if chaos is None or self._random.random() >= chaos['rate']:
+                return None
+            kind = self._random.choice(chaos['faults'])
+        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
 
 
 def describe_fault(fault: dict) -> str:
@@ -1750,23 +1758,6 @@ def drip(data: bytes, seconds: float, hold: Callable[[float], Any],
         if start:
             hold(seconds / pieces)
         yield data[start:start + step]
-
-
-class Chaos:
-    """A fault for a share ``rate`` of requests, drawn from ``faults`` by a seeded generator:
-    the same seed and the same sequence of requests give the same faults."""
-
-    def __init__(self, rate: float, faults: Sequence[int | str], seed: int) -> None:
-        self.rate, self.faults, self.seed = rate, tuple(faults), seed
-        self._random = random.Random(seed)
-        self._lock = threading.Lock()
-
-    def draw(self) -> dict | None:
-        with self._lock:
-            if self._random.random() >= self.rate:
-                return None
-            kind = self._random.choice(self.faults)
-        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
 
 
 def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
