@@ -1318,8 +1318,9 @@ class StubApp:
 
     def take_unused_faults(self) -> list[str]:
         """Each fault queued since the last clear() that has not fired all its ``times``, as
-        describe_fault() says it; the queue is left empty. Chaos is never counted."""
-        return [describe_fault(fault) for fault in self.faults.take_unused()]
+        ``503 for createPet: times 1 of 1 left, after 2 of 2 left``; the queue is left empty.
+        Chaos is never counted."""
+        return self.faults.take_unused()
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
@@ -1526,8 +1527,11 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
         elif not same_json(json, sent):
             differences.append(f'body: expected {brief(json)}, sent {brief(sent)}')
     if query is not None:
+        parsed = {}
+        with contextlib.suppress(ApiError):
+            parsed = parse_query(entry['query'])
         sent_query = {name: values[0] if len(values) == 1 else values
-                      for name, values in parse_query_leniently(entry['query']).items()}
+                      for name, values in parsed.items()}
         for name, value in query.items():
             expected = ([str(v) for v in value] if isinstance(value, (list, tuple))
                         else str(value))
@@ -1549,13 +1553,6 @@ def brief(value: Any, width: int = 200) -> str:
     """``repr(value)``, cut to ``width`` characters, so that a message stays readable."""
     text = repr(value)
     return text if len(text) <= width else text[:width - 1] + '…'
-
-
-def parse_query_leniently(query_string: str) -> dict[str, list[str]]:
-    try:
-        return parse_query(query_string)
-    except ApiError:
-        return {}
 
 
 def same_json(expected: Any, sent: Any) -> bool:
@@ -1590,10 +1587,8 @@ def is_refused_as_malformed(entry: dict) -> bool:
     body, an unknown path, a wrong method, a body too large or not JSON, headers too large, a
     request that is not valid HTTP/1.x; not a fault."""
     status = entry['status']
-    if entry.get('fault') is not None:  # the test asked for it
-        return False
-    return (status in (400, 405, 413, 415, 431, 505)
-            or (status == 404 and entry['operation'] is None))
+    return entry.get('fault') is None and (  # a fault: the test asked for it
+        status in (400, 405, 413, 415, 431, 505) or status == 404 and entry['operation'] is None)
 
 
 # -- Faults: a bottle plugin, and chaos ----------------------------------------
@@ -1634,11 +1629,14 @@ class FaultPlugin:
         with self._lock:
             self._queue.append({**fault, 'asked': (fault['times'], fault['after'])})
 
-    def take_unused(self) -> list[dict]:
-        """The queued faults still waiting to fire, taken off the queue."""
+    def take_unused(self) -> list[str]:
+        """The queued faults still waiting to fire, taken off the queue, and what is left of
+        each."""
         with self._lock:
             unused, self._queue = self._queue, []
-        return unused
+        return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
+                f"{fault['times']} of {fault['asked'][0]} left, after {fault['after']} of "
+                f"{fault['asked'][1]} left" for fault in unused]
 
     def set_chaos(self, chaos: dict | None) -> None:
         """Draw faults as ``chaos`` says (parse_chaos()), from its seed on; None: draw none."""
@@ -1681,14 +1679,6 @@ class FaultPlugin:
                 return None
             kind = self._random.choice(chaos['faults'])
         return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
-
-
-def describe_fault(fault: dict) -> str:
-    """``503 for createPet: times 1 of 1 left, after 2 of 2 left``: a queued fault, and what
-    is left of it."""
-    times, after = fault['asked']
-    return (f"{fault['fault']!r} for {fault['route'] or 'any operation'}: "
-            f"times {fault['times']} of {times} left, after {fault['after']} of {after} left")
 
 
 def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
@@ -1919,7 +1909,6 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
     only when it is read (decode_journal_body()), a body of many small values
     costs no more than its bytes. ``truncated`` says whether anything was cut.
     """
-    route = environ.get('bottle.route')
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
     body_cut = len(body) > JOURNAL_BODY_BYTES
@@ -1927,7 +1916,7 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
         'query': query[:JOURNAL_TEXT_CHARS],
-        'operation': route.name if route is not None else None,
+        'operation': getattr(environ.get('bottle.route'), 'name', None),
         'headers': headers,
         'body': body[:JOURNAL_BODY_BYTES + 1],
         'status': status,
@@ -1967,15 +1956,13 @@ def decode_journal_body(body: bytes) -> Any:
     text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
     if len(body) > JOURNAL_BODY_BYTES:
         return text
-    try:
+    with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
         value = loads_strict(text)
         # Not all that parses can be sent back: a lone surrogate (``"\ud800"``), a number
         # past a float (``1e400``), or nesting that leaves no room for the journal's own.
         if nesting(value) <= JOURNAL_JSON_DEPTH:
             json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
             return value
-    except ValueError:  # UnicodeEncodeError among them
-        pass
     return text
 
 
