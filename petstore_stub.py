@@ -1237,7 +1237,7 @@ class StubApp:
         self.cleared_at = 0  #: when the last clear() began (time.monotonic_ns())
         self.clearing = False  #: while clear() runs: the fence holds new requests
         self.under_way = 0  #: the API requests the fence has let in that have not ended
-        self.held = 0  #: how many requests a delay, a hang or a slow answer holds now
+        self.held = 0  #: how many requests a delay or a hang holds now
         self._journal_from = 0  #: the journal takes requests that arrived from then on
         self._sequence = 0  #: entries the journal has taken in, never reset
         self.faults = FaultPlugin(self)
@@ -1352,16 +1352,21 @@ class StubApp:
     def hold(self, seconds: float, environ: dict) -> bool:
         """Hold this request (a worker thread) for ``seconds``, or until clear() or release();
         True if it was let go before its time."""
-        # A request that arrived before a clear holds no more, even if it reaches this line
-        # only after the clear is over.
-        received = environ.get(RECEIVED, time.monotonic_ns())
         with self.lock:
             self.held += 1
             try:
-                return self.lock.wait_for(
-                    lambda: self._stopping or received < self.cleared_at, seconds)
+                return self.wait(seconds, environ)
             finally:
                 self.held -= 1
+
+    def wait(self, seconds: float, environ: dict) -> bool:
+        """As hold(), but not counted in ``held`` (a slow answer's pauses)."""
+        # A request that arrived before a clear waits no more, even if it reaches this line
+        # only after the clear is over.
+        received = environ.get(RECEIVED, time.monotonic_ns())
+        with self.lock:
+            return self.lock.wait_for(
+                lambda: self._stopping or received < self.cleared_at, seconds)
 
     def release(self, stopping: bool = True) -> None:
         """Let every held request go at once (a delay, a hang), and hold none again: the
@@ -1712,7 +1717,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
     else:
         answer.content_length = len(data)  # the whole body's length, in every case
         altered = (data[:len(data) // 2] if kind == 'truncate'
-                   else drip(data, fault['seconds'], lambda pause: stub.hold(pause, environ)))
+                   else drip(data, fault['seconds'], lambda pause: stub.wait(pause, environ)))
     if answer is bottle.response:
         return altered
     answer.body = altered
@@ -1739,14 +1744,14 @@ def fault_error(status: int, fault: dict) -> ApiError:
                     f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
 
 
-def drip(data: bytes, seconds: float, hold: Callable[[float], Any],
+def drip(data: bytes, seconds: float, wait: Callable[[float], Any],
          pieces: int = 10) -> Iterator[bytes]:
-    """``data`` in ``pieces`` spread over ``seconds``, ``hold`` between them (StubApp.hold(),
+    """``data`` in ``pieces`` spread over ``seconds``, ``wait`` between them (StubApp.wait(),
     which lets go at once once the stub is cleared)."""
     step = -(-len(data) // pieces) or 1
     for start in range(0, len(data), step):
         if start:
-            hold(seconds / pieces)
+            wait(seconds / pieces)
         yield data[start:start + step]
 
 
