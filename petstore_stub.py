@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import bisect
 import collections
 import contextlib
 import errno
@@ -1037,7 +1038,7 @@ def append_durably(descriptor: int, data: bytes) -> None:
 
 # -- The fixture server: StubApp and its pieces --------------------------------
 #
-# create_stub() hands create_app()'s bottle app to StubApp, which adds the public
+# StubApp (create_stub()) takes create_app()'s bottle app, adds the public
 # documents and the admin endpoints, installs the faults as a bottle plugin,
 # and wraps it all in WSGI middleware. A request passes, outermost first:
 #
@@ -1077,25 +1078,19 @@ DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
 #: Set by PreflightWithoutCors: a preflight was refused, for the access log's hint.
 PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'
-#: Set by the server adapter: when the request's head arrived (time.monotonic_ns()).
+#: Set by the server adapter (in-process, by the fence): when the request's head arrived
+#: (time.monotonic_ns()). One that arrived before the last clear() began is stale.
 RECEIVED = 'petstore_stub.received'
 #: Set by the server adapter: a function that closes the request's connection before any
 #: response byte, ``abort=True`` with a TCP reset; an in-process app has none.
 CLOSE_CONNECTION = 'petstore_stub.close_connection'
-#: Set by the journal: a function that records this request, and whether it has.
+#: Set by the journal: a function that records this request, taken out by whoever calls it.
 RECORD = 'petstore_stub.record'
-#: Set by the fence: the event that lets go the requests under way when it passed them.
-RELEASE = 'petstore_stub.release'
-RECORDED = 'petstore_stub.recorded'
 
 
-def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
-                base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-                trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-                access_log: Callable[[str], Any] | None = None,
-                allowed_hosts: Iterable[str] | None = None) -> StubApp:
+class StubApp:
     """create_app()'s API as the fixture server serves it, over ``store`` (a new
-    ``StubStore`` in memory by default).
+    ``StubStore`` in memory by default): a WSGI app, and the handles a test holds it by.
 
     ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets pages on any
     origin call the API, the journal keeps the last ``journal_size``
@@ -1104,20 +1099,6 @@ def create_stub(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_A
     ``allowed_hosts``, unless None, answers only requests whose Host is a
     loopback name or one of these (for an app served on loopback; see
     ``HostCheck``).
-    """
-    store = StubStore() if store is None else store
-    hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
-    api = create_app(store, api_keys, base_path,
-                     public_paths=('/', f'{base_path}/openapi.json', FAVICON,
-                                   *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json']
-                                     if admin else [])))
-    return StubApp(api, store, api_keys, base_path, admin=admin, cors=cors,
-                   trust_proxy=trust_proxy, journal_size=journal_size, access_log=access_log,
-                   allowed_hosts=hosts)
-
-
-class StubApp:
-    """The WSGI app create_stub() returns, and the handles a test holds it by.
 
     It composes bottle rather than subclassing it: ``api`` is the bottle app,
     and each cross-cutting piece is a plugin or a middleware of its own. A
@@ -1125,32 +1106,38 @@ class StubApp:
     and faults (``fail_next``); ``clear()`` empties it all.
     """
 
-    def __init__(self, api: bottle.Bottle, store: PetStore, api_keys: Sequence[str],
-                 base_path: str, *, admin: bool, cors: bool, trust_proxy: bool,
-                 journal_size: int, access_log: Callable[[str], Any] | None,
-                 allowed_hosts: frozenset[str] | None = None) -> None:
-        self.api = api
-        self.store = store
+    def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
+                 base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
+                 trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
+                 access_log: Callable[[str], Any] | None = None,
+                 allowed_hosts: Iterable[str] | None = None) -> None:
+        self.store = store = StubStore() if store is None else store
+        #: None: any Host is answered (see HostCheck)
+        self.allowed_hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
+        self.api = api = create_app(store, api_keys, base_path, public_paths=(
+            '/', f'{base_path}/openapi.json', FAVICON,
+            *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])))
         self.api_keys = tuple(api_keys)
         self.base_path = base_path
         self.admin = admin
         self.cors = cors
-        self.allowed_hosts = allowed_hosts  #: None: any Host is answered (see HostCheck)
-        self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
+        #: Each entry with when its request arrived, in that order.
+        self.journal: collections.deque[tuple[int, dict]] = collections.deque(maxlen=journal_size)
         #: What failed inside the app: each exception cut loose from its frames, and its
         #: traceback as text.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
             maxlen=ERRORS_KEPT)
         self._delay = 0.0
-        self._stopping = False  #: set by release(stopping=True): nothing is held any more
-        self.generation = 0  #: counts clear(): a request older than the last one is stale
-        self.cleared = threading.Event()  #: set by clear(), to release delayed requests
+        self._stopping = False  #: set by release(): nothing is held any more
+        #: Guards the journal and what follows; held requests and the fence wait on it.
+        self.lock = threading.Condition()
+        self.cleared_at = 0  #: when the last clear() began (time.monotonic_ns())
+        self.clearing = False  #: while clear() runs: the fence holds new requests
+        self.under_way = 0  #: the API requests the fence has let in that have not ended
         self.held = 0  #: how many requests a delay or a hang holds now
-        self.faults = FaultPlugin(self)
-        self.lock = threading.Lock()  #: guards the journal and the count of held requests
-        self._arrivals = 0  #: requests that have arrived, for the journal's order
+        self._journal_from = 0  #: the journal takes requests that arrived from then on
         self._sequence = 0  #: entries the journal has taken in, never reset
-        self._journal_arrivals: collections.deque[int] = collections.deque()  #: each entry's
+        self.faults = FaultPlugin(self)
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         add_documents(api, base_path, self.api_keys, admin)
         if admin:
@@ -1158,12 +1145,11 @@ class StubApp:
         api.install(self.faults)
         api.install(DocumentHeaders())
         app: Any = Delay(Cors(api) if cors else PreflightWithoutCors(api), self)
-        if allowed_hosts is not None:
-            app = HostCheck(app, allowed_hosts)
+        if self.allowed_hosts is not None:
+            app = HostCheck(app, self.allowed_hosts)
         if trust_proxy:
             app = ForwardedHeaders(app)
-        app = RouteAsSent(Journal(app, self))
-        self.fence = app = Fence(app, self)
+        app = Fence(RouteAsSent(Journal(app, self)), self)
         self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
 
@@ -1177,23 +1163,27 @@ class StubApp:
         if held, finished if under way, dropped if not yet begun; one that
         arrives while it runs waits for it. None of them is recorded.
         """
-        self.fence.close()
+        with self.lock:
+            self.clearing = True
+            self.cleared_at = self._journal_from = time.monotonic_ns()
+            self.journal.clear()
+            self.lock.notify_all()  # what a delay or a hang holds is stale now: see hold()
         try:
-            self.clear_journal()
-            self.faults.clear()  # before the release: nothing under way is held again
+            self.faults.clear()
             self.delay = 0.0
-            self.release()
-            self.fence.settle(timeout=5)
+            with self.lock:
+                self.lock.wait_for(lambda: not self.under_way, timeout=5)
             self.store.reset()
         finally:
-            self.fence.open()
+            with self.lock:
+                self.clearing = False
+                self.lock.notify_all()
 
     def clear_journal(self) -> None:
         """Empty the journal; a request under way now is not recorded."""
         with self.lock:
-            self.generation += 1
+            self._journal_from = time.monotonic_ns()
             self.journal.clear()
-            self._journal_arrivals.clear()
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         """Add a pet, checked as createPet checks one; return it as a Pet."""
@@ -1225,8 +1215,9 @@ class StubApp:
 
     def take_unused_faults(self) -> list[str]:
         """Each fault queued since the last clear() that has not fired all its ``times``, as
-        describe_fault() says it; the queue is left empty. Chaos is never counted."""
-        return [describe_fault(fault) for fault in self.faults.take_unused()]
+        ``503 for createPet: times 1 of 1 left, after 2 of 2 left``; the queue is left empty.
+        Chaos is never counted."""
+        return self.faults.take_unused()
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
@@ -1240,7 +1231,7 @@ class StubApp:
             checked = parse_chaos({'rate': rate, 'faults': faults, 'seed': seed})
         except ApiError as error:
             raise ValueError(error.message) from None
-        self.faults.chaos = Chaos(**checked) if checked['rate'] else None
+        self.faults.set_chaos(checked if checked['rate'] else None)
         return checked['seed']
 
     @property
@@ -1259,24 +1250,27 @@ class StubApp:
         """Hold this request (a worker thread) for ``seconds``, or until clear() or release();
         True if it was let go before its time."""
         with self.lock:
-            if self._stopping:
-                return True
             self.held += 1
-            # The release of when the request came in: once a clear has let it go, it holds
-            # no more, even if it reaches this line only after the clear is over.
-            cleared = environ.get(RELEASE, self.cleared)
-        try:
-            return cleared.wait(seconds)
-        finally:
-            with self.lock:
+            try:
+                return self.wait(seconds, environ)
+            finally:
                 self.held -= 1
 
-    def release(self, stopping: bool = False) -> None:
-        """Let every held request go at once (a delay, a hang); ``stopping``: hold none again."""
+    def wait(self, seconds: float, environ: dict) -> bool:
+        """As hold(), but not counted in ``held`` (a slow answer's pauses)."""
+        # A request that arrived before a clear waits no more, even if it reaches this line
+        # only after the clear is over.
+        received = environ.get(RECEIVED, time.monotonic_ns())
         with self.lock:
-            self._stopping = self._stopping or stopping
-            self.cleared.set()
-            self.cleared = threading.Event()
+            return self.lock.wait_for(
+                lambda: self._stopping or received < self.cleared_at, seconds)
+
+    def release(self, stopping: bool = True) -> None:
+        """Let every held request go at once (a delay, a hang), and hold none again: the
+        server stops."""
+        with self.lock:
+            self._stopping = True
+            self.lock.notify_all()
 
     @property
     def requests(self) -> list[dict]:
@@ -1287,7 +1281,7 @@ class StubApp:
         """The journal's entries whose ``sequence`` is past ``since``, oldest first, each body
         parsed now (the journal keeps it as it came)."""
         with self.lock:
-            kept = [entry for entry in self.journal if entry['sequence'] > since]
+            kept = [entry for _, entry in self.journal if entry['sequence'] > since]
         return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
@@ -1318,39 +1312,28 @@ class StubApp:
         ``received``: when it arrived (time.monotonic_ns())."""
         method, _, target = request_line.partition(' ')
         path, _, query = target.partition('?')
-        if (not self.journal.maxlen or received < self.fence.closed_at  # from before a clear
-                or self.admin and path.startswith(ADMIN_PREFIX)):
-            return
-        environ = {'REQUEST_METHOD': method, 'PATH_INFO': path, 'QUERY_STRING': query}
-        entry = journal_entry(environ, b'', status,
-                              {'code': code, 'message': message[:JOURNAL_TEXT_CHARS]})
-        self.record(entry, self.generation, self.arrival())
+        if not (self.admin and path.startswith(ADMIN_PREFIX)):
+            environ = {'REQUEST_METHOD': method, 'PATH_INFO': path, 'QUERY_STRING': query}
+            self.record(journal_entry(environ, b'', status, {'code': code, 'message': message}),
+                        received)
 
-    def arrival(self) -> int:
-        """The next request's place in the order of arrival."""
+    def record(self, entry: dict, received: int) -> None:
+        """Keep ``entry`` in the journal in the order the requests arrived (``received``),
+        whatever order they end in; unless the journal was emptied since it arrived."""
         with self.lock:
-            self._arrivals += 1
-            return self._arrivals
-
-    def record(self, entry: dict, generation: int, arrival: int) -> None:
-        """Keep ``entry`` in the journal in the order the requests arrived, whatever order
-        they end in; unless the stub was cleared since it arrived."""
-        with self.lock:
-            if generation != self.generation:
-                return
-            arrivals, journal = self._journal_arrivals, self.journal
-            place = len(journal)
-            while place and arrivals[place - 1] > arrival:
-                place -= 1
+            journal = self.journal
+            place = bisect.bisect(journal, received, key=lambda kept: kept[0])
+            if received < self._journal_from or len(journal) == journal.maxlen and not place:
+                return  # from before a clear, or older than all the journal keeps
             if len(journal) == journal.maxlen:
-                if not place:
-                    return  # older than all the journal keeps
                 journal.popleft()
-                arrivals.popleft()
                 place -= 1
             self._sequence += 1
-            journal.insert(place, {**entry, 'sequence': self._sequence})
-            arrivals.insert(place, arrival)
+            journal.insert(place, (received, {**entry, 'sequence': self._sequence}))
+
+
+#: The fixture server's app factory, as create_app() is the plain API's.
+create_stub = StubApp
 
 
 # -- Assertions: what the client sent, held against what a test expects --------
@@ -1446,8 +1429,11 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
         elif not same_json(json, sent):
             differences.append(f'body: expected {brief(json)}, sent {brief(sent)}')
     if query is not None:
+        parsed = {}
+        with contextlib.suppress(ApiError):
+            parsed = parse_query(entry['query'])
         sent_query = {name: values[0] if len(values) == 1 else values
-                      for name, values in parse_query_leniently(entry['query']).items()}
+                      for name, values in parsed.items()}
         for name, value in query.items():
             expected = ([str(v) for v in value] if isinstance(value, (list, tuple))
                         else str(value))
@@ -1469,13 +1455,6 @@ def brief(value: Any, width: int = 200) -> str:
     """``repr(value)``, cut to ``width`` characters, so that a message stays readable."""
     text = repr(value)
     return text if len(text) <= width else text[:width - 1] + '…'
-
-
-def parse_query_leniently(query_string: str) -> dict[str, list[str]]:
-    try:
-        return parse_query(query_string)
-    except ApiError:
-        return {}
 
 
 def same_json(expected: Any, sent: Any) -> bool:
@@ -1510,10 +1489,8 @@ def is_refused_as_malformed(entry: dict) -> bool:
     body, an unknown path, a wrong method, a body too large or not JSON, headers too large, a
     request that is not valid HTTP/1.x; not a fault."""
     status = entry['status']
-    if entry.get('fault') is not None:  # the test asked for it
-        return False
-    return (status in (400, 405, 413, 415, 431, 505)
-            or (status == 404 and entry['operation'] is None))
+    return entry.get('fault') is None and (  # a fault: the test asked for it
+        status in (400, 405, 413, 415, 431, 505) or status == 404 and entry['operation'] is None)
 
 
 # -- Faults: a bottle plugin, and chaos ----------------------------------------
@@ -1532,7 +1509,8 @@ class FaultPlugin:
 
     def __init__(self, stub: StubApp) -> None:
         self.stub = stub
-        self.chaos: Chaos | None = None
+        self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
+        self._random = random.Random()
         self._queue: list[dict] = []
         self._lock = threading.Lock()
 
@@ -1553,11 +1531,20 @@ class FaultPlugin:
         with self._lock:
             self._queue.append({**fault, 'asked': (fault['times'], fault['after'])})
 
-    def take_unused(self) -> list[dict]:
-        """The queued faults still waiting to fire, taken off the queue."""
+    def take_unused(self) -> list[str]:
+        """The queued faults still waiting to fire, taken off the queue, and what is left of
+        each."""
         with self._lock:
             unused, self._queue = self._queue, []
-        return unused
+        return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
+                f"{fault['times']} of {fault['asked'][0]} left, after {fault['after']} of "
+                f"{fault['asked'][1]} left" for fault in unused]
+
+    def set_chaos(self, chaos: dict | None) -> None:
+        """Draw faults as ``chaos`` says (parse_chaos()), from its seed on; None: draw none."""
+        with self._lock:
+            self.chaos = chaos
+            self._random.seed(chaos and chaos['seed'])
 
     def clear(self) -> None:
         with self._lock:
@@ -1569,9 +1556,7 @@ class FaultPlugin:
         with self._lock:
             queued = [{name: value for name, value in fault.items() if name != 'asked'}
                       for fault in self._queue]
-        chaos = self.chaos
-        return {'faults': queued, 'chaos': chaos and {'rate': chaos.rate, 'seed': chaos.seed,
-                                                      'faults': list(chaos.faults)}}
+        return {'faults': queued, 'chaos': self.chaos}
 
     def _take(self, operation: str) -> dict | None:
         """The fault for this request, else chaos's. Each queued fault for its operation
@@ -1591,16 +1576,11 @@ class FaultPlugin:
                 if not due['times']:
                     self._queue.remove(due)
                 return due
-        chaos = self.chaos
-        return None if chaos is None else chaos.draw()
-
-
-def describe_fault(fault: dict) -> str:
-    """``503 for createPet: times 1 of 1 left, after 2 of 2 left``: a queued fault, and what
-    is left of it."""
-    times, after = fault['asked']
-    return (f"{fault['fault']!r} for {fault['route'] or 'any operation'}: "
-            f"times {fault['times']} of {times} left, after {fault['after']} of {after} left")
+            chaos = self.chaos
+            if chaos is None or self._random.random() >= chaos['rate']:
+                return None
+            kind = self._random.choice(chaos['faults'])
+        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
 
 
 def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
@@ -1616,7 +1596,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
         # Recorded at once, as it will end, with no response: a test may assert on a
         # request still hanging, and a client that sees the close may send its next at once.
         if RECORD in environ:
-            environ[RECORD](None)
+            environ.pop(RECORD)(None)
         if kind == 'hang':
             stub.hold(fault['seconds'], environ)  # until a reset, a stop, or its seconds
         environ[CLOSE_CONNECTION](abort=kind == 'reset')
@@ -1634,7 +1614,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
     else:
         answer.content_length = len(data)  # the whole body's length, in every case
         altered = (data[:len(data) // 2] if kind == 'truncate'
-                   else drip(data, fault['seconds'], environ.get(RELEASE, stub.cleared)))
+                   else drip(data, fault['seconds'], lambda pause: stub.wait(pause, environ)))
     if answer is bottle.response:
         return altered
     answer.body = altered
@@ -1661,31 +1641,15 @@ def fault_error(status: int, fault: dict) -> ApiError:
                     f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
 
 
-def drip(data: bytes, seconds: float, cleared: threading.Event,
+def drip(data: bytes, seconds: float, wait: Callable[[float], Any],
          pieces: int = 10) -> Iterator[bytes]:
-    """``data`` in ``pieces`` spread over ``seconds``; at once if the stub is cleared."""
+    """``data`` in ``pieces`` spread over ``seconds``, ``wait`` between them (StubApp.wait(),
+    which lets go at once once the stub is cleared)."""
     step = -(-len(data) // pieces) or 1
     for start in range(0, len(data), step):
         if start:
-            cleared.wait(seconds / pieces)
+            wait(seconds / pieces)
         yield data[start:start + step]
-
-
-class Chaos:
-    """A fault for a share ``rate`` of requests, drawn from ``faults`` by a seeded generator:
-    the same seed and the same sequence of requests give the same faults."""
-
-    def __init__(self, rate: float, faults: Sequence[int | str], seed: int) -> None:
-        self.rate, self.faults, self.seed = rate, tuple(faults), seed
-        self._random = random.Random(seed)
-        self._lock = threading.Lock()
-
-    def draw(self) -> dict | None:
-        with self._lock:
-            if self._random.random() >= self.rate:
-                return None
-            kind = self._random.choice(self.faults)
-        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
 
 
 def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
@@ -1775,10 +1739,6 @@ class Journal:
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         stub = self.stub
-        keep = stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
-                                            or environ['PATH_INFO'] == FAVICON)
-        generation = stub.generation
-        body = BodyRecorder(environ) if keep else None
         sent: list[str] = []
 
         def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
@@ -1787,26 +1747,22 @@ class Journal:
                 stub.errors.append(without_frames(exc_info[1]))
             return start_response(status, headers, exc_info)
 
-        if body is not None:
-            arrival = stub.arrival()
-
-            def record(status: int | None, result: Any = None) -> None:
-                if environ.get(RECORDED) or environ.get(PAGE):  # a browser's visit is no call
-                    return
-                environ[RECORDED] = True
-                error = environ.get(ERROR) if status and status >= 400 else None
-                if error is not None:
-                    error = {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]}
-                entry = journal_entry(environ, body.first_bytes(), status, error)
-                stub.record(entry, generation, arrival)
-
-            # A fault that closes the connection records the request first: once the
-            # client sees the close, it may send its next request at once.
-            environ[RECORD] = record
+        if stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
+                                        or environ['PATH_INFO'] == FAVICON):
+            # A fault that closes the connection takes this out and records the request
+            # first: once the client sees the close, it may send its next request at once.
+            environ[RECORD] = functools.partial(self.record, environ, BodyRecorder(environ))
         result = self.app(environ, recording)
-        if body is not None:
-            record(status_sent(environ, sent), result)
+        if RECORD in environ:
+            environ.pop(RECORD)(status_sent(environ, sent))
         return result
+
+    def record(self, environ: dict, body: BodyRecorder, status: int | None) -> None:
+        if environ.get(PAGE):  # a browser's visit is no call
+            return
+        error = environ.get(ERROR) if status and status >= 400 else None
+        self.stub.record(journal_entry(environ, body.first_bytes(), status, error),
+                         environ.setdefault(RECEIVED, time.monotonic_ns()))
 
 
 class BodyRecorder:
@@ -1855,7 +1811,6 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
     only when it is read (decode_journal_body()), a body of many small values
     costs no more than its bytes. ``truncated`` says whether anything was cut.
     """
-    route = environ.get('bottle.route')
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
     body_cut = len(body) > JOURNAL_BODY_BYTES
@@ -1863,11 +1818,11 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
         'query': query[:JOURNAL_TEXT_CHARS],
-        'operation': route.name if route is not None else None,
+        'operation': getattr(environ.get('bottle.route'), 'name', None),
         'headers': headers,
         'body': body[:JOURNAL_BODY_BYTES + 1],
         'status': status,
-        'error': error,
+        'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
         'fault': environ.get(FAULT),
         'time': time.time(),
         'truncated': (headers_cut or body_cut
@@ -1903,15 +1858,13 @@ def decode_journal_body(body: bytes) -> Any:
     text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
     if len(body) > JOURNAL_BODY_BYTES:
         return text
-    try:
+    with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
         value = loads_strict(text)
         # Not all that parses can be sent back: a lone surrogate (``"\ud800"``), a number
         # past a float (``1e400``), or nesting that leaves no room for the journal's own.
         if nesting(value) <= JOURNAL_JSON_DEPTH:
             json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
             return value
-    except ValueError:  # UnicodeEncodeError among them
-        pass
     return text
 
 
@@ -1967,42 +1920,23 @@ class Fence:
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
-        self._state = threading.Condition()
-        self._under_way = 0
-        self._closed = False  #: while a clear runs
-        self.closed_at = 0  #: when the last clear began (time.monotonic_ns())
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        stub = self.stub
         if is_admin_call(environ):  # a reset among them: it must not wait for itself
             return self.app(environ, start_response)
-        with self._state:
-            self._state.wait_for(lambda: not self._closed)
-            if environ.get(RECEIVED, self.closed_at) < self.closed_at:
+        with stub.lock:
+            stub.lock.wait_for(lambda: not stub.clearing)
+            if environ.setdefault(RECEIVED, time.monotonic_ns()) < stub.cleared_at:
                 return drop_unanswered(environ, start_response)
-            self._under_way += 1
-            environ[RELEASE] = self.stub.cleared
+            stub.under_way += 1
         try:
             return self.app(environ, start_response)
         finally:
-            with self._state:
-                self._under_way -= 1
-                if self._closed:  # only a clear waits for this count
-                    self._state.notify_all()
-
-    def close(self) -> None:
-        with self._state:
-            self._closed = True
-            self.closed_at = time.monotonic_ns()
-
-    def settle(self, timeout: float) -> None:
-        """Wait, ``timeout`` seconds at most, until no request is under way."""
-        with self._state:
-            self._state.wait_for(lambda: not self._under_way, timeout)
-
-    def open(self) -> None:
-        with self._state:
-            self._closed = False
-            self._state.notify_all()
+            with stub.lock:
+                stub.under_way -= 1
+                if stub.clearing:  # only a clear waits for this count
+                    stub.lock.notify_all()
 
 
 def drop_unanswered(environ: dict, start_response: Callable) -> list[bytes]:
