@@ -51,6 +51,7 @@ PORT, KEY = int(sys.argv[1]), sys.argv[2]
 ST = ('available', 'pending', 'sold')
 PETS = {i: {'id': i, 'name': f'pet{i}', 'categoryId': 1 + i % 5, 'status': ST[i % 3]}
         for i in range(1, 1001)}
+BY_STATUS = {status: [p for p in PETS.values() if p['status'] == status] for status in ST}
 NEXT, LOCK = [1001], threading.Lock()
 app = bottle.Bottle()
 
@@ -75,7 +76,7 @@ def list_pets():
     if not 1 <= limit <= 100:
         return error(400, 'invalid_parameter', 'limit')
     status = bottle.request.query.get('status')
-    pets = [p for p in PETS.values() if status is None or p['status'] == status][:limit]
+    pets = (list(PETS.values()) if status is None else BY_STATUS.get(status, []))[:limit]
     bottle.response.content_type = 'application/json'
     return json.dumps(pets)
 
