@@ -117,7 +117,7 @@ def test_a_foreign_host_on_loopback_gets_421_and_reads_changes_and_resets_nothin
     status, got, payload = send(server.port, method, path, host, body, headers)
     assert_refused(status, got, payload, host.format(port=server.port))
     assert server.app.store.list_json(100) == before  # nothing stored, nothing reset
-    assert not server.app.faults._queue and server.app.faults.chaos is None
+    assert server.app.faults.listed() == {'faults': [], 'chaos': None}
     after = server.requests
     assert after[:len(journal)] == journal  # the journal was not cleared
     if path.startswith('/__admin/') or path == '/favicon.ico':  # never journalled
