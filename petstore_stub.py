@@ -592,21 +592,18 @@ def no_more_ids() -> ApiError:
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
 #
-# The pets live in memory, in a dict from id to document, in id order. On disk
-# they are a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it, in
-# ``<file>.log``, the changes made since the file was last written, one JSON
-# line each:
+# The pets live in memory, in a dict from id to document, in id order. On disk they are a TinyDB
+# file, ``{"pets": {"1": {...}, ...}}``, and beside it, in ``<file>.log``, the changes made since
+# the file was last written, one JSON line each:
 #
 #     {"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}
 #     {"write": {"pets": {}}}                      (a reset: the tables replaced)
 #
-# A change counts once its line is in the log, which is opened for synchronous
-# writes (O_DSYNC): a create costs one short write, however many pets there
-# are, and only then does the pet become visible. Once the log is as long as
-# the file, and at start and close, the log is folded into the file (a
-# checkpoint): the file is replaced crash-safely, and only then is the log
-# emptied. Replaying a log over a file that already holds its changes gives the
-# same tables, so a crash between those two steps loses nothing.
+# A change counts once its line is in the log, opened for synchronous writes (O_DSYNC): a create
+# costs one short write, however many pets there are, and only then is the pet visible. Once the log
+# is as long as the file, and at start and close, it is folded into the file (a checkpoint): the
+# file is replaced crash-safely, and only then is the log emptied. Replaying a log over a file that
+# already holds its changes gives the same tables, so a crash between those two steps loses nothing.
 
 PETS_TABLE = 'pets'
 #: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
@@ -620,11 +617,10 @@ class DatabaseError(Exception):
 class LockedJSONStorage(Storage):
     """A TinyDB storage for a JSON file that one process at a time may use.
 
-    The file is created if missing and locked while the storage is open. The
-    lock is on the file itself, so it holds through any name, a hard link
-    included. ``read()`` returns the tables, checked, or None for an empty
-    file. ``write()`` replaces the file atomically, keeping its mode: a crash
-    leaves the old file or the new one (TinyDB's own JSONStorage writes in place).
+    The file is created if missing and locked while the storage is open; the lock is on the file
+    itself, so it holds through any name, a hard link included. ``read()`` returns the tables,
+    checked, or None for an empty file. ``write()`` replaces the file atomically, keeping its mode:
+    a crash leaves the old file or the new one (TinyDB's own JSONStorage writes in place).
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -681,9 +677,8 @@ class LockedJSONStorage(Storage):
 
 
 def open_locked(path: Path, name: Path, flags: int) -> int:
-    """Open ``path`` with ``flags`` (creating it empty if missing) and lock it; DatabaseError if it
-    can't be, or if it is not a regular file (a device, whose node a fold would replace; a pipe;
-    a folder)."""
+    """Open and lock ``path`` (created empty if missing); DatabaseError if it cannot be, or is no
+    regular file (a device, whose node a fold would replace; a pipe; a folder)."""
     while True:
         try:
             with contextlib.suppress(FileNotFoundError):
@@ -709,7 +704,6 @@ def open_locked(path: Path, name: Path, flags: int) -> int:
 
 
 def lock_file(descriptor: int, name: Path) -> None:
-    """Take an exclusive lock on an open file, so that one stub at a time uses it."""
     try:
         import fcntl
     except ImportError:  # Windows: no advisory locks to take
@@ -721,7 +715,6 @@ def lock_file(descriptor: int, name: Path) -> None:
 
 
 def is_at(descriptor: int, path: Path) -> bool:
-    """Whether the open file is the one at ``path`` now."""
     try:
         return os.path.samestat(os.fstat(descriptor), os.stat(path))
     except FileNotFoundError:
@@ -752,11 +745,8 @@ def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
 
 
 def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
-    """``tables`` with the changes logged in ``path`` applied; DatabaseError if it is damaged.
-
-    A last line without its newline is a change cut short by a crash: its
-    request was never answered, so it is left out.
-    """
+    """``tables`` with the changes logged in ``path`` applied; DatabaseError if it is damaged. A
+    last line without its newline, cut short by a crash, was never answered: it is left out."""
     try:
         lines = path.read_bytes().split(b'\n')[:-1]
     except OSError as error:
@@ -794,8 +784,7 @@ class Change:
 
 
 def give_ids(changes: Iterable[Change], next_id: int) -> None:
-    """Give each new pet its id, counting from ``next_id`` (a clear starts again at 1).
-    A change that would pass int64 is refused."""
+    """Give each new pet its id from ``next_id`` (1 after a clear); refuse a change past int64."""
     for change in changes:
         if change.new_pets is None:
             next_id = 1
@@ -815,19 +804,14 @@ def apply_change(pets: dict[int, dict], change: Change) -> None:
 class DurableTable:
     """The pets in a TinyDB file and its log: a change is made, and visible, once it is on disk.
 
-    ``make()`` queues a change under the store's ``lock``, then waits for it
-    without the lock. One waiting thread at a time writes, taking every change
-    queued so far in one write; the others wait, and those whose change went
-    with that write return (group commit). The writer gives the new pets their
-    ids and, once they are on disk, applies the changes to ``pets`` in order.
-    A write that fails changes nothing.
+    ``make()`` queues a change under the store's ``lock``, then waits for it without the lock. One
+    waiting thread at a time writes every change queued so far in one write; the others wait, and
+    those whose change went with it return (group commit). The writer gives the new pets their ids
+    and, once on disk, applies the changes to ``pets`` in order. A write that fails changes nothing.
 
-    Both files are locked: the file through any name, and the log, which stays
-    at its path while the file there may be replaced. A file put in its place
-    while the table is open is not read: the next fold writes the table over it.
-
-    ``checkpoint_lines``: the log is folded into the file once it has this
-    many lines, or as many as the file has pets, whichever is more.
+    Both files are locked: the file through any name, the log at its path, where the file may be
+    replaced; a file put there while the table is open is not read, and the next fold writes over
+    it. The log is folded in at ``checkpoint_lines`` lines, or as many as the file has pets if more.
     """
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
@@ -928,10 +912,8 @@ class DurableTable:
         return json.dumps(logged, ensure_ascii=False).encode('utf-8') + b'\n'
 
     def _append(self, lines: list[bytes]) -> None:
-        """Append ``lines`` to the log; return once they are on disk, or raise OSError.
-
-        On failure the log is cut back: no half line for the next append to follow.
-        """
+        """Append ``lines`` to the log, on disk, or raise OSError with the log cut back: no half
+        line for the next append to follow."""
         data = b''.join(lines)
         if os.fstat(self._log).st_size != self._log_size:
             os.ftruncate(self._log, self._log_size)  # a failed write left part of a line
@@ -961,11 +943,8 @@ class DurableTable:
         self._log_lines = self._log_size = 0
 
     def close(self) -> None:
-        """Fold the log into the file and remove it: the file alone holds every pet.
-
-        If the file cannot be written, the log stays, holding every change,
-        and DatabaseError says so; the next start folds it in.
-        """
+        """Fold the log into the file and remove it. If the file cannot be written, the log stays,
+        holding every change, and DatabaseError says so; the next start folds it in."""
         with self._writer:
             if self._log < 0:
                 return
@@ -984,13 +963,10 @@ class DurableTable:
 
 
 class StubStore(PetStore):
-    """The store the stub runs on: PetStore, with each Pet's JSON kept once rendered, and,
-    given a ``path``, its pets in a TinyDB file and its log (``DurableTable``).
-
-    A pet never changes once stored, so it is rendered as JSON once; at most
-    ``rendered_pets`` are kept rendered (about 150 bytes each). In a file, a
-    pet is visible, and its creation acknowledged, only once it is durable.
-    """
+    """The store the stub runs on: PetStore, given a ``path`` keeping its pets in a TinyDB file and
+    its log (``DurableTable``), where a pet is visible, and its creation acknowledged, only once it
+    is durable. A pet never changes once stored, so its JSON is rendered once; at most
+    ``rendered_pets`` are kept rendered (about 150 bytes each)."""
 
     def __init__(self, path: str | os.PathLike | None = None, *,
                  checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
@@ -1030,7 +1006,6 @@ class StubStore(PetStore):
 
 
 def append_durably(descriptor: int, data: bytes) -> None:
-    """Append ``data`` to an open log; return once it is on disk."""
     write_all(descriptor, data)
     if not O_DSYNC:
         os.fsync(descriptor)
