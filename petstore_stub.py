@@ -1013,14 +1013,12 @@ def append_durably(descriptor: int, data: bytes) -> None:
 
 # -- The fixture server: StubApp and its pieces --------------------------------
 #
-# StubApp (create_stub()) takes create_app()'s bottle app, adds the public
-# documents and the admin endpoints, installs the faults as a bottle plugin,
-# and wraps it all in WSGI middleware. A request passes, outermost first:
+# StubApp (create_stub()) takes create_app()'s bottle app, adds the public documents and the admin
+# endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware. A request
+# passes, outermost first:
 #
 #     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Delay
-#         -> Cors (or, without --cors, PreflightWithoutCors) -> bottle
-#
-# (the last with the key check, the routes, and the faults as a plugin).
+#         -> Cors (or, without --cors, PreflightWithoutCors) -> bottle (key check, routes, faults)
 
 ADMIN_PREFIX = '/__admin/'
 #: What the journal keeps of each request (see journal_entry()).
@@ -1042,8 +1040,7 @@ CORS_HINT = ('this is a preflight from a page on another origin, and cross-origi
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
 FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
-#: Seconds a 'hang' or a 'slow' fault takes unless told; no fault holds a worker longer
-#: than FAULT_SECONDS_MAX.
+#: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
 #: Set in the WSGI environ: the fault that fired; how a connection closed with no
@@ -1064,21 +1061,18 @@ RECORD = 'petstore_stub.record'
 
 
 class StubApp:
-    """create_app()'s API as the fixture server serves it, over ``store`` (a new
-    ``StubStore`` in memory by default): a WSGI app, and the handles a test holds it by.
+    """create_app()'s API as the fixture server serves it, over ``store`` (a new ``StubStore`` in
+    memory by default): a WSGI app, and the handles a test holds it by.
 
-    ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets pages on any
-    origin call the API, the journal keeps the last ``journal_size``
-    requests, ``trust_proxy`` takes the client's address from
-    ``X-Forwarded-*`` headers, ``access_log`` is called with a line per request, and
-    ``allowed_hosts``, unless None, answers only requests whose Host is a
-    loopback name or one of these (for an app served on loopback; see
+    ``admin`` adds the ``/__admin/`` endpoints; ``cors`` lets pages on any origin call the API; the
+    journal keeps ``journal_size`` requests; ``trust_proxy`` takes the client's address from
+    ``X-Forwarded-*``; ``access_log`` gets a line per request; ``allowed_hosts``, unless None,
+    limits an app served on loopback to requests whose Host is a loopback name or one of these (see
     ``HostCheck``).
 
-    It composes bottle rather than subclassing it: ``api`` is the bottle app,
-    and each cross-cutting piece is a plugin or a middleware of its own. A
-    test reads ``requests`` (the journal) and ``errors``, and sets ``delay``
-    and faults (``fail_next``); ``clear()`` empties it all.
+    It composes bottle rather than subclassing it: ``api`` is the bottle app, and each cross-cutting
+    piece a plugin or a middleware of its own. A test reads ``requests`` (the journal) and
+    ``errors``, sets ``delay`` and faults (``fail_next``), and ``clear()`` empties it all.
     """
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
@@ -1098,8 +1092,7 @@ class StubApp:
         self.cors = cors
         #: Each entry with when its request arrived, in that order.
         self.journal: collections.deque[tuple[int, dict]] = collections.deque(maxlen=journal_size)
-        #: What failed inside the app: each exception cut loose from its frames, and its
-        #: traceback as text.
+        #: What failed inside the app: each exception, cut loose from its frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
             maxlen=ERRORS_KEPT)
         self._delay = 0.0
@@ -1132,12 +1125,9 @@ class StubApp:
         return self._wsgi(environ, start_response)
 
     def clear(self) -> None:
-        """Empty the store (ids restart at 1) and the journal; drop faults and delay.
-
-        A clean cut between two tests: a request that arrived before it is let go
-        if held, finished if under way, dropped if not yet begun; one that
-        arrives while it runs waits for it. None of them is recorded.
-        """
+        """Empty the store (ids restart at 1) and the journal; drop faults and delay: a clean cut
+        between two tests. A request that arrived before it is let go if held, finished if under
+        way, dropped if not yet begun; one arriving while it runs waits; none is recorded."""
         with self.lock:
             self.clearing = True
             self.cleared_at = self._journal_from = time.monotonic_ns()
@@ -1189,19 +1179,15 @@ class StubApp:
         self.faults.add(checked)
 
     def take_unused_faults(self) -> list[str]:
-        """Each fault queued since the last clear() that has not fired all its ``times``, as
-        ``503 for createPet: times 1 of 1 left, after 2 of 2 left``; the queue is left empty.
-        Chaos is never counted."""
+        """Take each fault queued since the last clear() that has not fired all its ``times``, as
+        ``503 for createPet: times 1 of 1 left, after 2 of 2 left``; chaos is never counted."""
         return self.faults.take_unused()
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
-        """Give each API request a fault drawn from ``faults`` with probability ``rate``.
-
-        The draw is seeded: the same seed and the same sequence of requests give
-        the same faults. Returns the seed (one is chosen if none is given), so a
-        run can be repeated. ``rate`` 0, or clear(), turns chaos off.
-        """
+        """Give each API request a fault drawn from ``faults`` with probability ``rate``, seeded:
+        the same seed and requests give the same faults. Returns the seed (one is chosen if none is
+        given), so that a run can be repeated. ``rate`` 0, or clear(), turns chaos off."""
         try:
             checked = parse_chaos({'rate': rate, 'faults': faults, 'seed': seed})
         except ApiError as error:
@@ -1241,8 +1227,7 @@ class StubApp:
                 lambda: self._stopping or received < self.cleared_at, seconds)
 
     def release(self, stopping: bool = True) -> None:
-        """Let every held request go at once (a delay, a hang), and hold none again: the
-        server stops."""
+        """Let every held request (a delay, a hang) go, and hold none again: the server stops."""
         with self.lock:
             self._stopping = True
             self.lock.notify_all()
@@ -1261,12 +1246,9 @@ class StubApp:
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
                       headers: Mapping[str, str] | None = None, times: int | None = None) -> None:
-        """Assert that the client sent ``what`` (an operationId, or ``'METHOD /path'``), with
-        this body, query and headers where given, ``times`` times if given, else at least once.
-
-        The message of a failure lists what was recorded for ``what``, and how the
-        closest request differs, field by field.
-        """
+        """Assert that the client sent ``what`` (an operationId, or ``'METHOD /path'``), with this
+        body, query and headers where given, ``times`` times if given, else at least once. A failure
+        lists the calls recorded for ``what`` and how the closest differs, field by field."""
         __tracebackhide__ = True  # pytest shows the message, not the stub's frames
         report = call_report(self.requests, what, self.base_path, json, query, headers, times)
         if report:
@@ -1460,9 +1442,8 @@ def times_phrase(count: int) -> str:
 
 
 def is_refused_as_malformed(entry: dict) -> bool:
-    """A request the stub refused because the client built it wrong: a bad parameter or
-    body, an unknown path, a wrong method, a body too large or not JSON, headers too large, a
-    request that is not valid HTTP/1.x; not a fault."""
+    """A request the stub refused because the client built it wrong (a bad parameter or body, no
+    such path or method, too large, not JSON, not HTTP/1.x); not a fault."""
     status = entry['status']
     return entry.get('fault') is None and (  # a fault: the test asked for it
         status in (400, 405, 413, 415, 431, 505) or status == 404 and entry['operation'] is None)
@@ -1471,13 +1452,10 @@ def is_refused_as_malformed(entry: dict) -> bool:
 # -- Faults: a bottle plugin, and chaos ----------------------------------------
 
 class FaultPlugin:
-    """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation.
-
-    It wraps the operations only, so a fault fires once the key has been
-    accepted: a 401 stays a 401. A status, ``drop``, ``reset`` and ``hang``
-    fire instead of the operation; ``truncate``, ``malformed`` and ``slow``
-    alter its response, so the operation runs (a create stores its pet).
-    """
+    """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation once
+    the key has been accepted (a 401 stays a 401). A status, ``drop``, ``reset`` and ``hang`` fire
+    instead of the operation; ``truncate``, ``malformed`` and ``slow`` alter its response, so the
+    operation runs (a create stores its pet)."""
 
     name = 'faults'
     api = 2
@@ -1507,8 +1485,7 @@ class FaultPlugin:
             self._queue.append({**fault, 'asked': (fault['times'], fault['after'])})
 
     def take_unused(self) -> list[str]:
-        """The queued faults still waiting to fire, taken off the queue, and what is left of
-        each."""
+        """The queued faults still to fire, taken off the queue, each with what is left of it."""
         with self._lock:
             unused, self._queue = self._queue, []
         return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
@@ -1597,12 +1574,10 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
-    """The answer of a fault that is a status: a 401 with the challenge a wrong key gets, a 405
-    with the path's methods in Allow, a 429 or 503 with a Retry-After if asked.
-
-    A 407's Proxy-Authenticate and a 426's Upgrade are hop-by-hop headers, which
-    a WSGI app may not send (PEP 3333): those come with the Error body alone.
-    """
+    """The answer of a fault that is a status: a 401 with the challenge a wrong key gets, a 405 with
+    the path's methods in Allow, a 429 or 503 with a Retry-After if asked. A 407's
+    Proxy-Authenticate and a 426's Upgrade are hop-by-hop headers, which a WSGI app may not send
+    (PEP 3333): those come with the Error body alone."""
     headers = {}
     if status == 401:
         headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
@@ -1628,15 +1603,11 @@ def drip(data: bytes, seconds: float, wait: Callable[[float], Any],
 
 
 def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400.
-
-    ``fault`` is an error status (400..599) or a name of FAULT_KINDS; ``times``
-    how many requests get it (1); ``route`` an operationId, or null for any;
-    ``after`` how many matching requests pass first (0); ``retry_after`` seconds
-    for a 429 or 503's Retry-After;
-    ``seconds`` how long a ``hang`` or ``slow`` takes. ``nothing`` is how the
-    caller writes no value: ``null`` in JSON, ``None`` in Python.
-    """
+    """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400. ``fault``
+    is an error status (400..599) or a name of FAULT_KINDS; ``times`` how many requests get it (1);
+    ``route`` an operationId, or null for any; ``after`` how many matching requests pass first (0);
+    ``retry_after`` seconds for a 429 or 503's Retry-After; ``seconds`` how long a ``hang`` or
+    ``slow`` takes. ``nothing``: the caller's word for no value, ``null`` or ``None``."""
     fields = ('fault', 'times', 'route', 'after', 'retry_after', 'seconds')
     unknown = [field for field in document if field not in fields]
     if unknown:
@@ -1705,9 +1676,8 @@ def is_error_status(status: Any) -> bool:
 # -- The journal: each request as the client sent it ---------------------------
 
 class Journal:
-    """WSGI middleware: records each request in ``stub.journal`` (admin calls, the page a
-    browser gets at ``/`` and its icon left out), and each failure inside the app in
-    ``stub.errors``."""
+    """WSGI middleware: records each request in ``stub.journal`` (not admin calls, the page at ``/``
+    or its icon), and each failure inside the app in ``stub.errors``."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1724,8 +1694,7 @@ class Journal:
 
         if stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
                                         or environ['PATH_INFO'] == FAVICON):
-            # A fault that closes the connection takes this out and records the request
-            # first: once the client sees the close, it may send its next request at once.
+            # A fault that closes the connection takes this out and records the request first.
             environ[RECORD] = functools.partial(self.record, environ, BodyRecorder(environ))
         result = self.app(environ, recording)
         if RECORD in environ:
@@ -1741,11 +1710,8 @@ class Journal:
 
 
 class BodyRecorder:
-    """The request body (``wsgi.input``), keeping a copy of what the journal shows of it.
-
-    Only the first JOURNAL_BODY_BYTES (and one more, to tell a body cut short)
-    are copied: a large body costs the journal nothing.
-    """
+    """The request body (``wsgi.input``), copying the first JOURNAL_BODY_BYTES and one more for the
+    journal, to tell a body cut short: a large body costs the journal nothing."""
 
     def __init__(self, environ: dict) -> None:
         self._input = environ['wsgi.input']
@@ -1778,14 +1744,11 @@ class BodyRecorder:
 
 
 def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
-    """What the journal keeps of a request: about 10 KB at most, whatever the client sent.
-
-    The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
-    headers their first JOURNAL_HEADER_CHARS, the body its first
-    JOURNAL_BODY_BYTES (and one more, to tell it was cut), as bytes: parsed
-    only when it is read (decode_journal_body()), a body of many small values
-    costs no more than its bytes. ``truncated`` says whether anything was cut.
-    """
+    """What the journal keeps of a request, about 10 KB at most whatever the client sent: the first
+    JOURNAL_TEXT_CHARS characters of the path and of the query, JOURNAL_HEADER_CHARS of the headers,
+    and JOURNAL_BODY_BYTES of the body (and one more, to tell it was cut), as bytes: parsed only
+    when read (decode_journal_body()), a body of many small values costs no more than its bytes.
+    ``truncated`` says whether anything was cut."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
     body_cut = len(body) > JOURNAL_BODY_BYTES
@@ -1844,7 +1807,6 @@ def decode_journal_body(body: bytes) -> Any:
 
 
 def nesting(value: Any) -> int:
-    """How deep arrays and objects nest in a decoded JSON value: 0 for a scalar."""
     depth, level = 0, [value]
     while containers := [item for item in level if isinstance(item, (dict, list))]:
         depth += 1
@@ -1854,11 +1816,9 @@ def nesting(value: Any) -> int:
 
 
 def without_frames(error: BaseException) -> tuple[BaseException, str]:
-    """An exception and its traceback as text, the exception cut loose from the frames.
-
-    A traceback holds every local of every frame it passes through (a request's
-    body among them); an exception kept for later must not keep them alive.
-    """
+    """An exception and its traceback as text, the exception cut loose from its frames: a traceback
+    holds every local of every frame it passes through (a request's body among them), and an
+    exception kept for later must not keep them alive."""
     text = ''.join(traceback.format_exception(error))
     link: BaseException | None = error
     while link is not None:
@@ -1885,13 +1845,10 @@ def is_admin_target(target: str) -> bool:
 
 
 class Fence:
-    """WSGI middleware that lets StubApp.clear() cut cleanly between tests.
-
-    It counts the API requests under way, so that a clear can wait for them;
-    holds new ones while a clear runs; and drops, unanswered, a request that
-    arrived before the last clear began but reached the app only after it (one
-    that waited for a worker thread behind held ones, say).
-    """
+    """WSGI middleware that lets StubApp.clear() cut cleanly between tests: it counts the API
+    requests under way, so that a clear can wait for them; holds new ones while a clear runs; and
+    drops, unanswered, a request that arrived before the last clear began but reached the app only
+    after it (one that waited for a worker thread behind held ones, say)."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1915,18 +1872,14 @@ class Fence:
 
 
 def drop_unanswered(environ: dict, start_response: Callable) -> list[bytes]:
-    """Close the request's connection with no answer, from a middleware."""
     environ[CLOSE_CONNECTION]()
     start_response('204 No Content', [])  # goes nowhere: the connection is closed
     return []
 
 
 class Delay:
-    """WSGI middleware: waits ``stub.delay`` seconds before each API request.
-
-    A request still waiting when the stub is cleared is dropped at once: its
-    client (and its test) are gone, and it must not reach the next test.
-    """
+    """WSGI middleware: waits ``stub.delay`` seconds before each API request; one still waiting when
+    the stub is cleared is dropped at once, so that it never reaches the next test."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1938,8 +1891,7 @@ class Delay:
         return self.app(environ, start_response)
 
 
-#: The names a browser on this machine sends in Host for a stub on loopback; any address
-#: of 127.0.0.0/8 passes too.
+#: What a local browser sends in Host for a stub on loopback; any 127.0.0.0/8 address passes too.
 LOOPBACK_HOSTS = frozenset({'localhost', '127.0.0.1', '[::1]'})
 #: A name ``--allow-host`` takes: labels of letters, digits, ``-`` and ``_`` (a Compose
 #: service such as ``pet_store``), joined by dots.
@@ -1947,15 +1899,11 @@ ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9
 
 
 class HostCheck:
-    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name,
-    or to one of ``allowed_hosts`` (``--allow-host``).
-
-    A web page can point a name of its own at 127.0.0.1 (DNS rebinding) and then call the stub
-    as its own origin, reading the answers. The browser still sends that name in Host, so the
-    request gets a 421, before the key check and before anything is read or changed. The port is
-    not compared, and names are compared in lower case. A request without Host (HTTP/1.0) is no
-    browser's, and passes.
-    """
+    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name, or
+    to one of ``allowed_hosts`` (``--allow-host``). A web page can point a name of its own at
+    127.0.0.1 (DNS rebinding) and then call the stub as its own origin, reading the answers; the
+    browser still sends that name in Host, so the request gets a 421 before the key check and before
+    anything is read or changed. A request without Host (HTTP/1.0) is no browser's, and passes."""
 
     def __init__(self, app: Callable, allowed_hosts: Iterable[str]) -> None:
         self.app = app
@@ -1978,8 +1926,7 @@ class HostCheck:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` is ``localhost`` or a loopback address: ``127.5.6.7``, ``::1`` or, as
-    in a Host header, ``[::1]``."""
+    """Whether ``host`` is localhost or a loopback address (``127.5.6.7``, ``::1``, ``[::1]``)."""
     try:
         if host.startswith('['):
             return ipaddress.IPv6Address(host[1:-1]).is_loopback
@@ -1989,8 +1936,7 @@ def is_loopback(host: str) -> bool:
 
 
 def parse_allowed_hosts(names: Iterable[str]) -> frozenset[str]:
-    """The names of ``allowed_hosts``, as HostCheck compares them; ValueError for one that is
-    no host name."""
+    """``allowed_hosts`` as HostCheck compares them; ValueError for one that is no host name."""
     if isinstance(names, str):
         raise ValueError(f'give a list of host names; got {names!r}')
     return frozenset(map(parse_allowed_host, names))
@@ -2011,13 +1957,11 @@ def parse_allowed_host(text: str) -> str:
 
 
 class Cors:
-    """WSGI middleware for ``--cors``: browser pages on any origin may call the API.
-
-    A preflight needs no key (browsers send it without credentials). Every response, errors
-    included, lets the page read it. ``*`` is safe: the key travels in a header, never in a
-    cookie. The admin endpoints stay same-origin: the page at ``/`` is all that calls them from
-    a browser, and a page elsewhere must not reset a test's stub or read its journal.
-    """
+    """WSGI middleware for ``--cors``: browser pages on any origin may call the API. A preflight
+    needs no key (browsers send it without credentials). Every response, errors included, lets the
+    page read it. ``*`` is safe: the key travels in a header, never in a cookie. The admin endpoints
+    stay same-origin: the page at ``/`` is all that calls them from a browser, and a page elsewhere
+    must not reset a test's stub or read its journal."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
@@ -2042,14 +1986,10 @@ class Cors:
 
 
 class PreflightWithoutCors:
-    """WSGI middleware, without ``--cors``: a browser's preflight to the API gets a 403 that
-    names ``--cors``.
-
-    The key check would answer it 401 (a browser sends a preflight without the key), which
-    sends whoever reads it after the key. It answers before the key check, but the same
-    for every path, so it tells nothing of which paths exist. The admin endpoints keep
-    their 401: ``--cors`` does not open them.
-    """
+    """WSGI middleware, without ``--cors``: a browser's preflight to the API gets a 403 naming
+    ``--cors``, where the key check would answer 401 (a browser sends a preflight without the key)
+    and send whoever reads it after the key. The answer is the same for every path, so it tells
+    nothing of which paths exist; the admin endpoints keep their 401."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
@@ -2065,16 +2005,11 @@ class PreflightWithoutCors:
 
 
 class ForwardedHeaders:
-    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the
-    proxy in front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``.
-
-    A proxy appends its value to any that a client sent, so the last value of
-    each is the proxy's own. A value that is not one is a 400, journalled as any other.
-
-    waitress has its own (``trusted_proxy``, ``trusted_proxy_headers``), but it answers a
-    malformed header with a text/plain 400 of its own, made outside the app where the server
-    adapter cannot turn it into the Error body; so the stub reads the headers itself.
-    """
+    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the proxy in
+    front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``. A proxy appends
+    its value to any a client sent, so the last value of each is the proxy's own; a malformed one is
+    a 400, journalled as any other. waitress's own ``trusted_proxy`` answers a malformed header with
+    a text/plain 400 that the server adapter cannot turn into the Error body."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -2166,13 +2101,11 @@ def send_error(error: ApiError, environ: dict, start_response: Any) -> list[byte
 
 
 class RouteAsSent:
-    """WSGI middleware: route on the path as the client sent it, one segment at a time.
-
-    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is ``/v1/pets/1``. A
-    path that decoding would change in shape (an encoded slash as in ``/v1/pets%2F1``, an empty
-    or dot segment as in ``/v1//pets``, bytes that are not UTF-8 as in ``/v1/pe%FFts``) is
-    routed as sent, still encoded, so that it never reaches a resource under another name.
-    """
+    """WSGI middleware: route on the path as the client sent it, one segment at a time. A segment is
+    matched by its percent-decoded value, so ``/v1/pets/%31`` is ``/v1/pets/1``. A path that
+    decoding would change in shape (an encoded slash as in ``/v1/pets%2F1``, an empty or dot segment
+    as in ``/v1//pets``, bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, still
+    encoded, so that it never reaches a resource under another name."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
@@ -2241,20 +2174,16 @@ def access_line(environ: dict, status: int | None, seconds: float) -> str:
 
 
 def log_line(client: str, request: str, status: str, duration: str) -> str:
-    """One line of the access log: the time, the client, the request as sent, printable."""
     return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
             f'{printable(request)} {status} {duration}')
 
 
 class Console(logging.handlers.QueueListener):
-    """Text for a person to read (the banner, the access log, stderr while serving), written by
-    the listener's thread, so that a slow, stalled or closed reader never costs a request.
-
-    ``log()`` (a line) and ``write()`` (any text, so that a console can stand in for
-    ``sys.stderr``) only put the text in a bounded queue. Text that finds the queue full, or
-    cannot be written, is dropped, and the first drop is reported once on ``warnings``,
-    another console, if there is one, naming the console as ``name``.
-    """
+    """Text for a person to read (the banner, the access log, stderr while serving), written by the
+    listener's thread, so that a slow, stalled or closed reader never costs a request. ``log()`` (a
+    line) and ``write()`` (any text: a console can stand in for ``sys.stderr``) only put the text in
+    a bounded queue. Text that finds it full, or cannot be written, is dropped; the first drop is
+    reported once on ``warnings``, another console if any, naming this one ``name``."""
 
     def __init__(self, stream: IO[str] | None, capacity: int = 1000,
                  warnings: Console | None = None, name: str = 'the access log') -> None:
