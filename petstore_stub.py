@@ -2245,15 +2245,13 @@ class Console(logging.handlers.QueueListener):
 # -- The admin endpoints, the documents, the fixtures --------------------------
 
 def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
-    """The ``/__admin/`` endpoints (``--admin``; always on in ``serve()``), for test suites
-    in any language, as ``data/admin-openapi.json`` describes them. They need the key, like
-    every operation, but for ``health`` and ``openapi.json``."""
+    """The ``/__admin/`` endpoints of ``data/admin-openapi.json`` (``--admin``, or ``serve()``), for
+    test suites in any language; all but ``health`` and ``openapi.json`` need the key."""
 
     def admin(method: str, path: str, name: str, *, body: bool = False,
               query: bool = False) -> Callable:
-        """Route ``handler`` (named by its operationId), refusing a query unless it takes
-        one and a body unless it takes one; it gets the body as a JSON object, returns what
-        to send as JSON, or None for a 204."""
+        """Route ``handler`` under its operationId, refusing a query or a body it does not take; it
+        gets the body as a JSON object, and returns what to send as JSON, or None for a 204."""
         def route(handler: Callable) -> Callable:
             def checked() -> str:
                 request, where = bottle.request, f'{method} {ADMIN_PREFIX}{path}'
@@ -2392,7 +2390,6 @@ def is_query_value(value: Any) -> bool:
 
 
 def parse_delay(document: Mapping[str, Any]) -> float:
-    """The body of ``POST /__admin/delay`` -> its ``seconds``, or 400."""
     if set(document) != {'seconds'} or not is_delay(document['seconds']):
         raise bad_body(f'send {{"seconds": S}}, S from 0 to {FAULT_SECONDS_MAX:g} (0 for no '
                        f'delay); got {brief(document)}')
@@ -2470,9 +2467,8 @@ def page(settings: dict) -> str:
 
 
 class DocumentHeaders:
-    """A bottle plugin: the documents (the page, the JSON index, the OpenAPI description, the
-    favicon) tell a browser to load nothing from elsewhere, to be framed nowhere, to take
-    each for the type it says it is, and to send no Referer from the page."""
+    """A bottle plugin: the documents (page, JSON index, OpenAPI description, favicon) tell a
+    browser to load nothing from elsewhere, be framed nowhere, sniff no types, send no Referer."""
 
     name = 'document_headers'
     api = 2
@@ -2525,11 +2521,8 @@ def app_url() -> str:
 
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
-    """Add ``new_pets`` (as read_fixtures() gives them) to ``store`` if it is empty; else 409.
-
-    Fixtures go into an empty store only: a second load, or a restart with
-    ``--fixtures``, never duplicates them.
-    """
+    """Add ``new_pets`` (as read_fixtures() gives them) to an empty ``store``, else 409: a second
+    load, or a restart with ``--fixtures``, never duplicates them."""
     if len(store):
         raise ApiError(409, 'store_not_empty',
                        f'the store already holds {pets_phrase(len(store))}; fixtures go into an '
@@ -2559,13 +2552,10 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
 
 def data_path(name: str) -> Path:
     """A file of ``data/``: beside this file in a checkout or an unpacked sdist, else where the
-    wheel put it, ``share/petstore-stub/`` under the prefix it was installed in.
-
-    Every install scheme puts the site-packages folder two or three levels below its
-    prefix (``lib/python3.X/site-packages``, ``Lib/site-packages``, ``lib/python``), so
-    the nearer of those two that holds the file is its own: a virtual environment,
-    ``~/.local`` for ``--user``, a ``--prefix``.
-    """
+    wheel put it, ``share/petstore-stub/`` under the prefix it was installed in. Every install
+    scheme puts site-packages two or three levels below its prefix (``lib/python3.X/site-packages``,
+    ``Lib/site-packages``, ``lib/python``), so the nearer of those two that holds the file is its
+    own: a virtual environment, ``~/.local`` for ``--user``, a ``--prefix``."""
     here = Path(__file__).resolve().parent
     folders = [here / 'data',
                *(prefix / 'share' / 'petstore-stub' for prefix in list(here.parents)[1:3])]
@@ -2587,9 +2577,9 @@ def openapi_template(name: str) -> dict:
 
 
 def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
-    """An OpenAPI description in ``data/`` (the contract, or the admin endpoints'), whose one
-    server is ``base_url``: absolute, as the client reached it, so that a client generated
-    from it needs no base URL of its own."""
+    """An OpenAPI description in ``data/`` (the contract, or the admin endpoints') whose one server
+    is ``base_url``: absolute, as the client reached it, so that a generated client needs no base
+    URL."""
     return {**openapi_template(name), 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
@@ -2613,24 +2603,20 @@ class ServerError(Exception):
 
 
 class Waitress:
-    """The server, waitress 3, and everything the stub asks of it beyond its public API.
+    """The server, waitress 3, and all the stub asks of it beyond its public API. Only this class
+    touches waitress's internals, each for a behaviour its API lacks:
 
-    Only this class touches waitress's internals, each for a behaviour its API lacks:
-
-    - Protocol errors: waitress answers a request it cannot parse (a bad request line, a bad
-      Content-Length, a 300 KB header...) with a text/plain page of its own, from its
-      channel's ``error_task_class``. Here that task sends the spec's Error body.
-    - Stopping: waitress has no call that closes its open connections from another thread,
-      so ``stop()`` walks its socket map (``_map``) through its ``trigger``, from inside the
-      event loop.
-    - Faults: WSGI gives an app no hold on its connection. The task puts a function in the
-      environ (``CLOSE_CONNECTION``) that closes it: ``close_connection()``, through the
-      task's channel, which owns the socket.
-    - Strict framing: waitress's parser lets through requests whose framing RFC 9112 lets a
-      server refuse. A Transfer-Encoding beside a Content-Length is one: the RFC allows a
-      server to reject it (section 6.1) or to drop the Content-Length, and a refusal is the
-      safer choice, as the pair can smuggle a second request past a proxy. ``Parser``
-      refuses them, and ``Parser.problem()`` says why.
+    - Protocol errors: waitress answers a request it cannot parse (a bad request line or
+      Content-Length, a 300 KB header...) with a text/plain page from its channel's
+      ``error_task_class``; here that task sends the spec's Error body.
+    - Stopping: waitress cannot close its open connections from another thread, so ``stop()`` walks
+      its socket map (``_map``) from inside the event loop, through its ``trigger``.
+    - Faults: WSGI gives an app no hold on its connection, so the task puts a function in the
+      environ (``CLOSE_CONNECTION``) that closes it: ``close_connection()``, through the task's
+      channel, which owns the socket.
+    - Strict framing: waitress's parser lets through requests whose framing RFC 9112 lets a server
+      refuse, such as a Transfer-Encoding beside a Content-Length (section 6.1), a pair that can
+      smuggle a second request past a proxy. ``Parser`` refuses them; ``Parser.problem()`` says why.
     """
 
     class JSONErrorTask(waitress.task.ErrorTask):
@@ -2728,12 +2714,11 @@ class Waitress:
         """waitress's connection, with the parser and the tasks above."""
 
         def writable(self) -> bool:
-            # waitress calls a connection writable whenever output is buffered, yet while a
-            # task still runs its handle_write() sends nothing short of send_bytes. The event
-            # loop would then wake at once on every pass, send nothing, and spin, taking the
-            # GIL from the very worker it waits for. Nothing is missed by waiting: a worker
-            # pulls the trigger when its task ends, and when it buffers send_bytes it cannot
-            # send itself.
+            # waitress calls a connection writable whenever output is buffered, yet while a task
+            # still runs its handle_write() sends nothing short of send_bytes: the event loop would
+            # wake on every pass, send nothing, and spin, taking the GIL from the very worker it
+            # waits for. Nothing is missed by waiting: a worker pulls the trigger when its task
+            # ends, and when it buffers send_bytes it cannot send itself.
             if self.requests and not (self.will_close or self.close_when_flushed):
                 return self.total_outbufs_len >= self.adj.send_bytes
             return bool(super().writable())
@@ -2742,9 +2727,8 @@ class Waitress:
     Channel.task_class = Task
     Channel.error_task_class = JSONErrorTask
 
-    #: waitress's warnings the stub leaves out, by logger: one for every request that waits
-    #: for a worker (under load, a line a request), and one for a body shorter than its
-    #: Content-Length, which 'truncate' sends.
+    #: waitress's warnings left out, by logger: one per request that waits for a worker (under load,
+    #: a line a request), and one for a body short of its Content-Length, which 'truncate' sends.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
     def __init__(self, app: StubApp, host: str, port: int, threads: int) -> None:
@@ -2801,11 +2785,9 @@ class Waitress:
     @staticmethod
     def close_connection(task: waitress.task.WSGITask, environ: dict,
                          abort: bool = False) -> None:
-        """Close the connection that carries this request, before any response byte.
-
-        ``abort`` sends a TCP reset (RST) instead of an orderly close (FIN). Either
-        way, what the app then returns goes nowhere, and waitress says nothing of it.
-        """
+        """Close the connection that carries this request, before any response byte; ``abort`` sends
+        a TCP reset (RST) instead of an orderly close (FIN). Either way, what the app then returns
+        goes nowhere, and waitress says nothing of it."""
         channel = task.channel
         environ[DROPPED] = 'reset' if abort else 'dropped'
         # Requests pipelined behind this one go unserved, as its client sees them go: without
@@ -2849,12 +2831,9 @@ class FromApp:
 
 
 class StubServer:
-    """The app served by waitress on a real socket, in a daemon thread.
-
-    HTTP/1.1 with keep-alive and a pool of worker threads. ``port=0`` picks a
-    free port; ``url`` has the real one once started. The test API (``add_pet``,
-    ``fail_next``, ``requests``, ``delay``, ...) is the app's, documented on StubApp.
-    """
+    """The app served by waitress on a real socket, in a daemon thread: HTTP/1.1 with keep-alive and
+    a pool of worker threads. ``port=0`` picks a free port; ``url`` has the real one once started.
+    The test API (``add_pet``, ``fail_next``, ``requests``...) is StubApp's."""
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS) -> None:
@@ -2960,15 +2939,12 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           allowed_hosts: Iterable[str] | None = ()) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
-    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path loads
-    that file. Without ``api_key``, the demo key is accepted on loopback, and on any other
-    ``host`` a random key (``server.api_key``); there the demo key is a ValueError, raised
-    before anything is opened. On leaving the block the server stops, then ``check()`` raises
-    anything that failed inside it, or a queued fault left unused.
-
-    On a loopback ``host``, as on the command line, only requests sent to a loopback name are
-    answered (others get a 421), and to ``allowed_hosts``; None answers any Host. On any other
-    address any Host is answered.
+    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file.
+    Without ``api_key``, the demo key is accepted on loopback, and on any other ``host`` a random
+    key (``server.api_key``); there the demo key is a ValueError, raised before anything is opened.
+    On a loopback ``host`` only requests sent to a loopback name or to ``allowed_hosts`` are
+    answered (others get a 421); None, or any other address, answers any Host. On leaving the block
+    the server stops, then ``check()`` raises what failed inside it, or a queued fault left unused.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     store = StubStore(db)
@@ -3052,21 +3028,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def checks_host(host: str, trust_proxy: bool) -> bool:
-    """Whether a stub listening on ``host`` answers only requests sent to a loopback name.
-
-    Only on loopback: elsewhere it is reached by names it cannot know (a LAN
-    address, a platform's domain), and a generated key guards it. And not
-    behind a proxy (``--trust-proxy``), which routes by name itself.
-    """
+    """Whether a stub on ``host`` answers only requests sent to a loopback name: only on loopback,
+    as elsewhere it is reached by names it cannot know (a LAN address, a platform's domain) and a
+    generated key guards it; and not behind a proxy (``--trust-proxy``), which routes by name."""
     return is_loopback(host) and not trust_proxy
 
 
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
-    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe.
-
-    None given: the demo key on loopback, a random key anywhere else, where the
-    demo key, being published, is refused.
-    """
+    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe (the
+    published demo key off loopback). None given: the demo key on loopback, else a random one."""
     if not given:
         return ([DEMO_API_KEY], False) if is_loopback(host) else ([secrets.token_urlsafe(24)], True)
     check_api_keys(given)
@@ -3076,14 +3046,12 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
 
 
 def port_number(text: str) -> int:
-    """A port from the command line or $PORT: 0 (any free one) to 65535."""
     if (port := parse_whole_number(text.strip())) is not None and port <= 65535:
         return port
     raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
 
 
 def seed_number(text: str) -> int:
-    """A chaos seed from the command line: digits, as for a port."""
     if (seed := parse_whole_number(text.strip())) is not None:
         return seed
     raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
@@ -3318,9 +3286,8 @@ def run_until_stopped(server: StubServer) -> int:
 
 
 # -- The pytest fixtures -------------------------------------------------------
-# The package registers this module under the ``pytest11`` entry point. The
-# fixtures exist only when pytest is already running, so serving the stub
-# never imports pytest, nor needs it installed.
+# The package registers this module under the ``pytest11`` entry point. The fixtures exist only when
+# pytest is already running, so serving the stub never imports pytest, nor needs it installed.
 
 if 'pytest' in sys.modules:
     import pytest
@@ -3364,15 +3331,11 @@ if 'pytest' in sys.modules:
     @pytest.fixture
     def petstore_server(petstore_session_server: StubServer, petstore_fixtures: Any,
                         request: pytest.FixtureRequest) -> Iterator[StubServer]:
-        """The session's stub server, emptied (store, journal, faults) for this test.
-
-        With ``petstore_fail_on_bad_requests = true`` in the pytest configuration,
-        a test fails at teardown if its client sent a request the stub refused as
-        malformed, even where the client swallowed the error; the marker
-        ``petstore_allows_bad_requests`` lets one test off. A test that queued a
-        fault which never fired all its times fails at teardown too, unless marked
-        ``petstore_allows_unused_faults`` or ``petstore_fail_on_unused_faults = false``.
-        """
+        """The session's stub server, emptied (store, journal, faults) for this test. At teardown a
+        test fails if it queued a fault that never fired all its times (unless marked
+        ``petstore_allows_unused_faults``, or ``petstore_fail_on_unused_faults = false``) and, with
+        ``petstore_fail_on_bad_requests = true``, if its client sent a request the stub refused as
+        malformed, even one it swallowed (unless marked ``petstore_allows_bad_requests``)."""
         server = petstore_session_server
         server.reset()
         if petstore_fixtures:
