@@ -592,21 +592,18 @@ def no_more_ids() -> ApiError:
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
 #
-# The pets live in memory, in a dict from id to document, in id order. On disk
-# they are a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it, in
-# ``<file>.log``, the changes made since the file was last written, one JSON
-# line each:
+# The pets live in memory, in a dict from id to document, in id order. On disk they are a TinyDB
+# file, ``{"pets": {"1": {...}, ...}}``, and beside it, in ``<file>.log``, the changes made since
+# the file was last written, one JSON line each:
 #
 #     {"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}
 #     {"write": {"pets": {}}}                      (a reset: the tables replaced)
 #
-# A change counts once its line is in the log, which is opened for synchronous
-# writes (O_DSYNC): a create costs one short write, however many pets there
-# are, and only then does the pet become visible. Once the log is as long as
-# the file, and at start and close, the log is folded into the file (a
-# checkpoint): the file is replaced crash-safely, and only then is the log
-# emptied. Replaying a log over a file that already holds its changes gives the
-# same tables, so a crash between those two steps loses nothing.
+# A change counts once its line is in the log, opened for synchronous writes (O_DSYNC): a create
+# costs one short write, however many pets there are, and only then is the pet visible. Once the log
+# is as long as the file, and at start and close, it is folded into the file (a checkpoint): the
+# file is replaced crash-safely, and only then is the log emptied. Replaying a log over a file that
+# already holds its changes gives the same tables, so a crash between those two steps loses nothing.
 
 PETS_TABLE = 'pets'
 #: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
@@ -620,11 +617,10 @@ class DatabaseError(Exception):
 class LockedJSONStorage(Storage):
     """A TinyDB storage for a JSON file that one process at a time may use.
 
-    The file is created if missing and locked while the storage is open. The
-    lock is on the file itself, so it holds through any name, a hard link
-    included. ``read()`` returns the tables, checked, or None for an empty
-    file. ``write()`` replaces the file atomically, keeping its mode: a crash
-    leaves the old file or the new one (TinyDB's own JSONStorage writes in place).
+    The file is created if missing and locked while the storage is open; the lock is on the file
+    itself, so it holds through any name, a hard link included. ``read()`` returns the tables,
+    checked, or None for an empty file. ``write()`` replaces the file atomically, keeping its mode:
+    a crash leaves the old file or the new one (TinyDB's own JSONStorage writes in place).
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -681,9 +677,8 @@ class LockedJSONStorage(Storage):
 
 
 def open_locked(path: Path, name: Path, flags: int) -> int:
-    """Open ``path`` with ``flags`` (creating it empty if missing) and lock it; DatabaseError if it
-    can't be, or if it is not a regular file (a device, whose node a fold would replace; a pipe;
-    a folder)."""
+    """Open and lock ``path`` (created empty if missing); DatabaseError if it cannot be, or is no
+    regular file (a device, whose node a fold would replace; a pipe; a folder)."""
     while True:
         try:
             with contextlib.suppress(FileNotFoundError):
@@ -709,7 +704,6 @@ def open_locked(path: Path, name: Path, flags: int) -> int:
 
 
 def lock_file(descriptor: int, name: Path) -> None:
-    """Take an exclusive lock on an open file, so that one stub at a time uses it."""
     try:
         import fcntl
     except ImportError:  # Windows: no advisory locks to take
@@ -721,7 +715,6 @@ def lock_file(descriptor: int, name: Path) -> None:
 
 
 def is_at(descriptor: int, path: Path) -> bool:
-    """Whether the open file is the one at ``path`` now."""
     try:
         return os.path.samestat(os.fstat(descriptor), os.stat(path))
     except FileNotFoundError:
@@ -752,11 +745,8 @@ def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
 
 
 def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
-    """``tables`` with the changes logged in ``path`` applied; DatabaseError if it is damaged.
-
-    A last line without its newline is a change cut short by a crash: its
-    request was never answered, so it is left out.
-    """
+    """``tables`` with the changes logged in ``path`` applied; DatabaseError if it is damaged. A
+    last line without its newline, cut short by a crash, was never answered: it is left out."""
     try:
         lines = path.read_bytes().split(b'\n')[:-1]
     except OSError as error:
@@ -794,8 +784,7 @@ class Change:
 
 
 def give_ids(changes: Iterable[Change], next_id: int) -> None:
-    """Give each new pet its id, counting from ``next_id`` (a clear starts again at 1).
-    A change that would pass int64 is refused."""
+    """Give each new pet its id from ``next_id`` (1 after a clear); refuse a change past int64."""
     for change in changes:
         if change.new_pets is None:
             next_id = 1
@@ -815,19 +804,14 @@ def apply_change(pets: dict[int, dict], change: Change) -> None:
 class DurableTable:
     """The pets in a TinyDB file and its log: a change is made, and visible, once it is on disk.
 
-    ``make()`` queues a change under the store's ``lock``, then waits for it
-    without the lock. One waiting thread at a time writes, taking every change
-    queued so far in one write; the others wait, and those whose change went
-    with that write return (group commit). The writer gives the new pets their
-    ids and, once they are on disk, applies the changes to ``pets`` in order.
-    A write that fails changes nothing.
+    ``make()`` queues a change under the store's ``lock``, then waits for it without the lock. One
+    waiting thread at a time writes every change queued so far in one write; the others wait, and
+    those whose change went with it return (group commit). The writer gives the new pets their ids
+    and, once on disk, applies the changes to ``pets`` in order. A write that fails changes nothing.
 
-    Both files are locked: the file through any name, and the log, which stays
-    at its path while the file there may be replaced. A file put in its place
-    while the table is open is not read: the next fold writes the table over it.
-
-    ``checkpoint_lines``: the log is folded into the file once it has this
-    many lines, or as many as the file has pets, whichever is more.
+    Both files are locked: the file through any name, the log at its path, where the file may be
+    replaced; a file put there while the table is open is not read, and the next fold writes over
+    it. The log is folded in at ``checkpoint_lines`` lines, or as many as the file has pets if more.
     """
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
@@ -928,10 +912,8 @@ class DurableTable:
         return json.dumps(logged, ensure_ascii=False).encode('utf-8') + b'\n'
 
     def _append(self, lines: list[bytes]) -> None:
-        """Append ``lines`` to the log; return once they are on disk, or raise OSError.
-
-        On failure the log is cut back: no half line for the next append to follow.
-        """
+        """Append ``lines`` to the log, on disk, or raise OSError with the log cut back: no half
+        line for the next append to follow."""
         data = b''.join(lines)
         if os.fstat(self._log).st_size != self._log_size:
             os.ftruncate(self._log, self._log_size)  # a failed write left part of a line
@@ -961,11 +943,8 @@ class DurableTable:
         self._log_lines = self._log_size = 0
 
     def close(self) -> None:
-        """Fold the log into the file and remove it: the file alone holds every pet.
-
-        If the file cannot be written, the log stays, holding every change,
-        and DatabaseError says so; the next start folds it in.
-        """
+        """Fold the log into the file and remove it. If the file cannot be written, the log stays,
+        holding every change, and DatabaseError says so; the next start folds it in."""
         with self._writer:
             if self._log < 0:
                 return
@@ -984,13 +963,10 @@ class DurableTable:
 
 
 class StubStore(PetStore):
-    """The store the stub runs on: PetStore, with each Pet's JSON kept once rendered, and,
-    given a ``path``, its pets in a TinyDB file and its log (``DurableTable``).
-
-    A pet never changes once stored, so it is rendered as JSON once; at most
-    ``rendered_pets`` are kept rendered (about 150 bytes each). In a file, a
-    pet is visible, and its creation acknowledged, only once it is durable.
-    """
+    """The store the stub runs on: PetStore, given a ``path`` keeping its pets in a TinyDB file and
+    its log (``DurableTable``), where a pet is visible, and its creation acknowledged, only once it
+    is durable. A pet never changes once stored, so its JSON is rendered once; at most
+    ``rendered_pets`` are kept rendered (about 150 bytes each)."""
 
     def __init__(self, path: str | os.PathLike | None = None, *,
                  checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
@@ -1030,7 +1006,6 @@ class StubStore(PetStore):
 
 
 def append_durably(descriptor: int, data: bytes) -> None:
-    """Append ``data`` to an open log; return once it is on disk."""
     write_all(descriptor, data)
     if not O_DSYNC:
         os.fsync(descriptor)
@@ -1038,14 +1013,12 @@ def append_durably(descriptor: int, data: bytes) -> None:
 
 # -- The fixture server: StubApp and its pieces --------------------------------
 #
-# StubApp (create_stub()) takes create_app()'s bottle app, adds the public
-# documents and the admin endpoints, installs the faults as a bottle plugin,
-# and wraps it all in WSGI middleware. A request passes, outermost first:
+# StubApp (create_stub()) takes create_app()'s bottle app, adds the public documents and the admin
+# endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware. A request
+# passes, outermost first:
 #
 #     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Delay
-#         -> Cors (or, without --cors, PreflightWithoutCors) -> bottle
-#
-# (the last with the key check, the routes, and the faults as a plugin).
+#         -> Cors (or, without --cors, PreflightWithoutCors) -> bottle (key check, routes, faults)
 
 ADMIN_PREFIX = '/__admin/'
 #: What the journal keeps of each request (see journal_entry()).
@@ -1067,8 +1040,7 @@ CORS_HINT = ('this is a preflight from a page on another origin, and cross-origi
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
 FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
-#: Seconds a 'hang' or a 'slow' fault takes unless told; no fault holds a worker longer
-#: than FAULT_SECONDS_MAX.
+#: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
 #: Set in the WSGI environ: the fault that fired; how a connection closed with no
@@ -1089,21 +1061,18 @@ RECORD = 'petstore_stub.record'
 
 
 class StubApp:
-    """create_app()'s API as the fixture server serves it, over ``store`` (a new
-    ``StubStore`` in memory by default): a WSGI app, and the handles a test holds it by.
+    """create_app()'s API as the fixture server serves it, over ``store`` (a new ``StubStore`` in
+    memory by default): a WSGI app, and the handles a test holds it by.
 
-    ``admin`` adds the ``/__admin/`` endpoints, ``cors`` lets pages on any
-    origin call the API, the journal keeps the last ``journal_size``
-    requests, ``trust_proxy`` takes the client's address from
-    ``X-Forwarded-*`` headers, ``access_log`` is called with a line per request, and
-    ``allowed_hosts``, unless None, answers only requests whose Host is a
-    loopback name or one of these (for an app served on loopback; see
+    ``admin`` adds the ``/__admin/`` endpoints; ``cors`` lets pages on any origin call the API; the
+    journal keeps ``journal_size`` requests; ``trust_proxy`` takes the client's address from
+    ``X-Forwarded-*``; ``access_log`` gets a line per request; ``allowed_hosts``, unless None,
+    limits an app served on loopback to requests whose Host is a loopback name or one of these (see
     ``HostCheck``).
 
-    It composes bottle rather than subclassing it: ``api`` is the bottle app,
-    and each cross-cutting piece is a plugin or a middleware of its own. A
-    test reads ``requests`` (the journal) and ``errors``, and sets ``delay``
-    and faults (``fail_next``); ``clear()`` empties it all.
+    It composes bottle rather than subclassing it: ``api`` is the bottle app, and each cross-cutting
+    piece a plugin or a middleware of its own. A test reads ``requests`` (the journal) and
+    ``errors``, sets ``delay`` and faults (``fail_next``), and ``clear()`` empties it all.
     """
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
@@ -1123,8 +1092,7 @@ class StubApp:
         self.cors = cors
         #: Each entry with when its request arrived, in that order.
         self.journal: collections.deque[tuple[int, dict]] = collections.deque(maxlen=journal_size)
-        #: What failed inside the app: each exception cut loose from its frames, and its
-        #: traceback as text.
+        #: What failed inside the app: each exception, cut loose from its frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
             maxlen=ERRORS_KEPT)
         self._delay = 0.0
@@ -1157,12 +1125,9 @@ class StubApp:
         return self._wsgi(environ, start_response)
 
     def clear(self) -> None:
-        """Empty the store (ids restart at 1) and the journal; drop faults and delay.
-
-        A clean cut between two tests: a request that arrived before it is let go
-        if held, finished if under way, dropped if not yet begun; one that
-        arrives while it runs waits for it. None of them is recorded.
-        """
+        """Empty the store (ids restart at 1) and the journal; drop faults and delay: a clean cut
+        between two tests. A request that arrived before it is let go if held, finished if under
+        way, dropped if not yet begun; one arriving while it runs waits; none is recorded."""
         with self.lock:
             self.clearing = True
             self.cleared_at = self._journal_from = time.monotonic_ns()
@@ -1214,19 +1179,15 @@ class StubApp:
         self.faults.add(checked)
 
     def take_unused_faults(self) -> list[str]:
-        """Each fault queued since the last clear() that has not fired all its ``times``, as
-        ``503 for createPet: times 1 of 1 left, after 2 of 2 left``; the queue is left empty.
-        Chaos is never counted."""
+        """Take each fault queued since the last clear() that has not fired all its ``times``, as
+        ``503 for createPet: times 1 of 1 left, after 2 of 2 left``; chaos is never counted."""
         return self.faults.take_unused()
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
-        """Give each API request a fault drawn from ``faults`` with probability ``rate``.
-
-        The draw is seeded: the same seed and the same sequence of requests give
-        the same faults. Returns the seed (one is chosen if none is given), so a
-        run can be repeated. ``rate`` 0, or clear(), turns chaos off.
-        """
+        """Give each API request a fault drawn from ``faults`` with probability ``rate``, seeded:
+        the same seed and requests give the same faults. Returns the seed (one is chosen if none is
+        given), so that a run can be repeated. ``rate`` 0, or clear(), turns chaos off."""
         try:
             checked = parse_chaos({'rate': rate, 'faults': faults, 'seed': seed})
         except ApiError as error:
@@ -1266,8 +1227,7 @@ class StubApp:
                 lambda: self._stopping or received < self.cleared_at, seconds)
 
     def release(self, stopping: bool = True) -> None:
-        """Let every held request go at once (a delay, a hang), and hold none again: the
-        server stops."""
+        """Let every held request (a delay, a hang) go, and hold none again: the server stops."""
         with self.lock:
             self._stopping = True
             self.lock.notify_all()
@@ -1286,12 +1246,9 @@ class StubApp:
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
                       headers: Mapping[str, str] | None = None, times: int | None = None) -> None:
-        """Assert that the client sent ``what`` (an operationId, or ``'METHOD /path'``), with
-        this body, query and headers where given, ``times`` times if given, else at least once.
-
-        The message of a failure lists what was recorded for ``what``, and how the
-        closest request differs, field by field.
-        """
+        """Assert that the client sent ``what`` (an operationId, or ``'METHOD /path'``), with this
+        body, query and headers where given, ``times`` times if given, else at least once. A failure
+        lists the calls recorded for ``what`` and how the closest differs, field by field."""
         __tracebackhide__ = True  # pytest shows the message, not the stub's frames
         report = call_report(self.requests, what, self.base_path, json, query, headers, times)
         if report:
@@ -1485,9 +1442,8 @@ def times_phrase(count: int) -> str:
 
 
 def is_refused_as_malformed(entry: dict) -> bool:
-    """A request the stub refused because the client built it wrong: a bad parameter or
-    body, an unknown path, a wrong method, a body too large or not JSON, headers too large, a
-    request that is not valid HTTP/1.x; not a fault."""
+    """A request the stub refused because the client built it wrong (a bad parameter or body, no
+    such path or method, too large, not JSON, not HTTP/1.x); not a fault."""
     status = entry['status']
     return entry.get('fault') is None and (  # a fault: the test asked for it
         status in (400, 405, 413, 415, 431, 505) or status == 404 and entry['operation'] is None)
@@ -1496,13 +1452,10 @@ def is_refused_as_malformed(entry: dict) -> bool:
 # -- Faults: a bottle plugin, and chaos ----------------------------------------
 
 class FaultPlugin:
-    """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation.
-
-    It wraps the operations only, so a fault fires once the key has been
-    accepted: a 401 stays a 401. A status, ``drop``, ``reset`` and ``hang``
-    fire instead of the operation; ``truncate``, ``malformed`` and ``slow``
-    alter its response, so the operation runs (a create stores its pet).
-    """
+    """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation once
+    the key has been accepted (a 401 stays a 401). A status, ``drop``, ``reset`` and ``hang`` fire
+    instead of the operation; ``truncate``, ``malformed`` and ``slow`` alter its response, so the
+    operation runs (a create stores its pet)."""
 
     name = 'faults'
     api = 2
@@ -1532,8 +1485,7 @@ class FaultPlugin:
             self._queue.append({**fault, 'asked': (fault['times'], fault['after'])})
 
     def take_unused(self) -> list[str]:
-        """The queued faults still waiting to fire, taken off the queue, and what is left of
-        each."""
+        """The queued faults still to fire, taken off the queue, each with what is left of it."""
         with self._lock:
             unused, self._queue = self._queue, []
         return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
@@ -1622,12 +1574,10 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
-    """The answer of a fault that is a status: a 401 with the challenge a wrong key gets, a 405
-    with the path's methods in Allow, a 429 or 503 with a Retry-After if asked.
-
-    A 407's Proxy-Authenticate and a 426's Upgrade are hop-by-hop headers, which
-    a WSGI app may not send (PEP 3333): those come with the Error body alone.
-    """
+    """The answer of a fault that is a status: a 401 with the challenge a wrong key gets, a 405 with
+    the path's methods in Allow, a 429 or 503 with a Retry-After if asked. A 407's
+    Proxy-Authenticate and a 426's Upgrade are hop-by-hop headers, which a WSGI app may not send
+    (PEP 3333): those come with the Error body alone."""
     headers = {}
     if status == 401:
         headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
@@ -1653,15 +1603,11 @@ def drip(data: bytes, seconds: float, wait: Callable[[float], Any],
 
 
 def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400.
-
-    ``fault`` is an error status (400..599) or a name of FAULT_KINDS; ``times``
-    how many requests get it (1); ``route`` an operationId, or null for any;
-    ``after`` how many matching requests pass first (0); ``retry_after`` seconds
-    for a 429 or 503's Retry-After;
-    ``seconds`` how long a ``hang`` or ``slow`` takes. ``nothing`` is how the
-    caller writes no value: ``null`` in JSON, ``None`` in Python.
-    """
+    """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400. ``fault``
+    is an error status (400..599) or a name of FAULT_KINDS; ``times`` how many requests get it (1);
+    ``route`` an operationId, or null for any; ``after`` how many matching requests pass first (0);
+    ``retry_after`` seconds for a 429 or 503's Retry-After; ``seconds`` how long a ``hang`` or
+    ``slow`` takes. ``nothing``: the caller's word for no value, ``null`` or ``None``."""
     fields = ('fault', 'times', 'route', 'after', 'retry_after', 'seconds')
     unknown = [field for field in document if field not in fields]
     if unknown:
@@ -1730,9 +1676,8 @@ def is_error_status(status: Any) -> bool:
 # -- The journal: each request as the client sent it ---------------------------
 
 class Journal:
-    """WSGI middleware: records each request in ``stub.journal`` (admin calls, the page a
-    browser gets at ``/`` and its icon left out), and each failure inside the app in
-    ``stub.errors``."""
+    """WSGI middleware: records each request in ``stub.journal`` (not admin calls, the page at ``/``
+    or its icon), and each failure inside the app in ``stub.errors``."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1749,8 +1694,7 @@ class Journal:
 
         if stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
                                         or environ['PATH_INFO'] == FAVICON):
-            # A fault that closes the connection takes this out and records the request
-            # first: once the client sees the close, it may send its next request at once.
+            # A fault that closes the connection takes this out and records the request first.
             environ[RECORD] = functools.partial(self.record, environ, BodyRecorder(environ))
         result = self.app(environ, recording)
         if RECORD in environ:
@@ -1766,11 +1710,8 @@ class Journal:
 
 
 class BodyRecorder:
-    """The request body (``wsgi.input``), keeping a copy of what the journal shows of it.
-
-    Only the first JOURNAL_BODY_BYTES (and one more, to tell a body cut short)
-    are copied: a large body costs the journal nothing.
-    """
+    """The request body (``wsgi.input``), copying the first JOURNAL_BODY_BYTES and one more for the
+    journal, to tell a body cut short: a large body costs the journal nothing."""
 
     def __init__(self, environ: dict) -> None:
         self._input = environ['wsgi.input']
@@ -1803,14 +1744,11 @@ class BodyRecorder:
 
 
 def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
-    """What the journal keeps of a request: about 10 KB at most, whatever the client sent.
-
-    The path and the query keep their first JOURNAL_TEXT_CHARS characters, the
-    headers their first JOURNAL_HEADER_CHARS, the body its first
-    JOURNAL_BODY_BYTES (and one more, to tell it was cut), as bytes: parsed
-    only when it is read (decode_journal_body()), a body of many small values
-    costs no more than its bytes. ``truncated`` says whether anything was cut.
-    """
+    """What the journal keeps of a request, about 10 KB at most whatever the client sent: the first
+    JOURNAL_TEXT_CHARS characters of the path and of the query, JOURNAL_HEADER_CHARS of the headers,
+    and JOURNAL_BODY_BYTES of the body (and one more, to tell it was cut), as bytes: parsed only
+    when read (decode_journal_body()), a body of many small values costs no more than its bytes.
+    ``truncated`` says whether anything was cut."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
     body_cut = len(body) > JOURNAL_BODY_BYTES
@@ -1869,7 +1807,6 @@ def decode_journal_body(body: bytes) -> Any:
 
 
 def nesting(value: Any) -> int:
-    """How deep arrays and objects nest in a decoded JSON value: 0 for a scalar."""
     depth, level = 0, [value]
     while containers := [item for item in level if isinstance(item, (dict, list))]:
         depth += 1
@@ -1879,11 +1816,9 @@ def nesting(value: Any) -> int:
 
 
 def without_frames(error: BaseException) -> tuple[BaseException, str]:
-    """An exception and its traceback as text, the exception cut loose from the frames.
-
-    A traceback holds every local of every frame it passes through (a request's
-    body among them); an exception kept for later must not keep them alive.
-    """
+    """An exception and its traceback as text, the exception cut loose from its frames: a traceback
+    holds every local of every frame it passes through (a request's body among them), and an
+    exception kept for later must not keep them alive."""
     text = ''.join(traceback.format_exception(error))
     link: BaseException | None = error
     while link is not None:
@@ -1910,13 +1845,10 @@ def is_admin_target(target: str) -> bool:
 
 
 class Fence:
-    """WSGI middleware that lets StubApp.clear() cut cleanly between tests.
-
-    It counts the API requests under way, so that a clear can wait for them;
-    holds new ones while a clear runs; and drops, unanswered, a request that
-    arrived before the last clear began but reached the app only after it (one
-    that waited for a worker thread behind held ones, say).
-    """
+    """WSGI middleware that lets StubApp.clear() cut cleanly between tests: it counts the API
+    requests under way, so that a clear can wait for them; holds new ones while a clear runs; and
+    drops, unanswered, a request that arrived before the last clear began but reached the app only
+    after it (one that waited for a worker thread behind held ones, say)."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1940,18 +1872,14 @@ class Fence:
 
 
 def drop_unanswered(environ: dict, start_response: Callable) -> list[bytes]:
-    """Close the request's connection with no answer, from a middleware."""
     environ[CLOSE_CONNECTION]()
     start_response('204 No Content', [])  # goes nowhere: the connection is closed
     return []
 
 
 class Delay:
-    """WSGI middleware: waits ``stub.delay`` seconds before each API request.
-
-    A request still waiting when the stub is cleared is dropped at once: its
-    client (and its test) are gone, and it must not reach the next test.
-    """
+    """WSGI middleware: waits ``stub.delay`` seconds before each API request; one still waiting when
+    the stub is cleared is dropped at once, so that it never reaches the next test."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1963,8 +1891,7 @@ class Delay:
         return self.app(environ, start_response)
 
 
-#: The names a browser on this machine sends in Host for a stub on loopback; any address
-#: of 127.0.0.0/8 passes too.
+#: What a local browser sends in Host for a stub on loopback; any 127.0.0.0/8 address passes too.
 LOOPBACK_HOSTS = frozenset({'localhost', '127.0.0.1', '[::1]'})
 #: A name ``--allow-host`` takes: labels of letters, digits, ``-`` and ``_`` (a Compose
 #: service such as ``pet_store``), joined by dots.
@@ -1972,15 +1899,11 @@ ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9
 
 
 class HostCheck:
-    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name,
-    or to one of ``allowed_hosts`` (``--allow-host``).
-
-    A web page can point a name of its own at 127.0.0.1 (DNS rebinding) and then call the stub
-    as its own origin, reading the answers. The browser still sends that name in Host, so the
-    request gets a 421, before the key check and before anything is read or changed. The port is
-    not compared, and names are compared in lower case. A request without Host (HTTP/1.0) is no
-    browser's, and passes.
-    """
+    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name, or
+    to one of ``allowed_hosts`` (``--allow-host``). A web page can point a name of its own at
+    127.0.0.1 (DNS rebinding) and then call the stub as its own origin, reading the answers; the
+    browser still sends that name in Host, so the request gets a 421 before the key check and before
+    anything is read or changed. A request without Host (HTTP/1.0) is no browser's, and passes."""
 
     def __init__(self, app: Callable, allowed_hosts: Iterable[str]) -> None:
         self.app = app
@@ -2003,8 +1926,7 @@ class HostCheck:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` is ``localhost`` or a loopback address: ``127.5.6.7``, ``::1`` or, as
-    in a Host header, ``[::1]``."""
+    """Whether ``host`` is localhost or a loopback address (``127.5.6.7``, ``::1``, ``[::1]``)."""
     try:
         if host.startswith('['):
             return ipaddress.IPv6Address(host[1:-1]).is_loopback
@@ -2014,8 +1936,7 @@ def is_loopback(host: str) -> bool:
 
 
 def parse_allowed_hosts(names: Iterable[str]) -> frozenset[str]:
-    """The names of ``allowed_hosts``, as HostCheck compares them; ValueError for one that is
-    no host name."""
+    """``allowed_hosts`` as HostCheck compares them; ValueError for one that is no host name."""
     if isinstance(names, str):
         raise ValueError(f'give a list of host names; got {names!r}')
     return frozenset(map(parse_allowed_host, names))
@@ -2036,13 +1957,11 @@ def parse_allowed_host(text: str) -> str:
 
 
 class Cors:
-    """WSGI middleware for ``--cors``: browser pages on any origin may call the API.
-
-    A preflight needs no key (browsers send it without credentials). Every response, errors
-    included, lets the page read it. ``*`` is safe: the key travels in a header, never in a
-    cookie. The admin endpoints stay same-origin: the page at ``/`` is all that calls them from
-    a browser, and a page elsewhere must not reset a test's stub or read its journal.
-    """
+    """WSGI middleware for ``--cors``: browser pages on any origin may call the API. A preflight
+    needs no key (browsers send it without credentials). Every response, errors included, lets the
+    page read it. ``*`` is safe: the key travels in a header, never in a cookie. The admin endpoints
+    stay same-origin: the page at ``/`` is all that calls them from a browser, and a page elsewhere
+    must not reset a test's stub or read its journal."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
@@ -2067,14 +1986,10 @@ class Cors:
 
 
 class PreflightWithoutCors:
-    """WSGI middleware, without ``--cors``: a browser's preflight to the API gets a 403 that
-    names ``--cors``.
-
-    The key check would answer it 401 (a browser sends a preflight without the key), which
-    sends whoever reads it after the key. It answers before the key check, but the same
-    for every path, so it tells nothing of which paths exist. The admin endpoints keep
-    their 401: ``--cors`` does not open them.
-    """
+    """WSGI middleware, without ``--cors``: a browser's preflight to the API gets a 403 naming
+    ``--cors``, where the key check would answer 401 (a browser sends a preflight without the key)
+    and send whoever reads it after the key. The answer is the same for every path, so it tells
+    nothing of which paths exist; the admin endpoints keep their 401."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
@@ -2090,16 +2005,11 @@ class PreflightWithoutCors:
 
 
 class ForwardedHeaders:
-    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the
-    proxy in front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``.
-
-    A proxy appends its value to any that a client sent, so the last value of
-    each is the proxy's own. A value that is not one is a 400, journalled as any other.
-
-    waitress has its own (``trusted_proxy``, ``trusted_proxy_headers``), but it answers a
-    malformed header with a text/plain 400 of its own, made outside the app where the server
-    adapter cannot turn it into the Error body; so the stub reads the headers itself.
-    """
+    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the proxy in
+    front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``. A proxy appends
+    its value to any a client sent, so the last value of each is the proxy's own; a malformed one is
+    a 400, journalled as any other. waitress's own ``trusted_proxy`` answers a malformed header with
+    a text/plain 400 that the server adapter cannot turn into the Error body."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -2191,13 +2101,11 @@ def send_error(error: ApiError, environ: dict, start_response: Any) -> list[byte
 
 
 class RouteAsSent:
-    """WSGI middleware: route on the path as the client sent it, one segment at a time.
-
-    A segment is matched by its percent-decoded value, so ``/v1/pets/%31`` is ``/v1/pets/1``. A
-    path that decoding would change in shape (an encoded slash as in ``/v1/pets%2F1``, an empty
-    or dot segment as in ``/v1//pets``, bytes that are not UTF-8 as in ``/v1/pe%FFts``) is
-    routed as sent, still encoded, so that it never reaches a resource under another name.
-    """
+    """WSGI middleware: route on the path as the client sent it, one segment at a time. A segment is
+    matched by its percent-decoded value, so ``/v1/pets/%31`` is ``/v1/pets/1``. A path that
+    decoding would change in shape (an encoded slash as in ``/v1/pets%2F1``, an empty or dot segment
+    as in ``/v1//pets``, bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, still
+    encoded, so that it never reaches a resource under another name."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
@@ -2266,20 +2174,16 @@ def access_line(environ: dict, status: int | None, seconds: float) -> str:
 
 
 def log_line(client: str, request: str, status: str, duration: str) -> str:
-    """One line of the access log: the time, the client, the request as sent, printable."""
     return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
             f'{printable(request)} {status} {duration}')
 
 
 class Console(logging.handlers.QueueListener):
-    """Text for a person to read (the banner, the access log, stderr while serving), written by
-    the listener's thread, so that a slow, stalled or closed reader never costs a request.
-
-    ``log()`` (a line) and ``write()`` (any text, so that a console can stand in for
-    ``sys.stderr``) only put the text in a bounded queue. Text that finds the queue full, or
-    cannot be written, is dropped, and the first drop is reported once on ``warnings``,
-    another console, if there is one, naming the console as ``name``.
-    """
+    """Text for a person to read (the banner, the access log, stderr while serving), written by the
+    listener's thread, so that a slow, stalled or closed reader never costs a request. ``log()`` (a
+    line) and ``write()`` (any text: a console can stand in for ``sys.stderr``) only put the text in
+    a bounded queue. Text that finds it full, or cannot be written, is dropped; the first drop is
+    reported once on ``warnings``, another console if any, naming this one ``name``."""
 
     def __init__(self, stream: IO[str] | None, capacity: int = 1000,
                  warnings: Console | None = None, name: str = 'the access log') -> None:
@@ -2341,15 +2245,13 @@ class Console(logging.handlers.QueueListener):
 # -- The admin endpoints, the documents, the fixtures --------------------------
 
 def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
-    """The ``/__admin/`` endpoints (``--admin``; always on in ``serve()``), for test suites
-    in any language, as ``data/admin-openapi.json`` describes them. They need the key, like
-    every operation, but for ``health`` and ``openapi.json``."""
+    """The ``/__admin/`` endpoints of ``data/admin-openapi.json`` (``--admin``, or ``serve()``), for
+    test suites in any language; all but ``health`` and ``openapi.json`` need the key."""
 
     def admin(method: str, path: str, name: str, *, body: bool = False,
               query: bool = False) -> Callable:
-        """Route ``handler`` (named by its operationId), refusing a query unless it takes
-        one and a body unless it takes one; it gets the body as a JSON object, returns what
-        to send as JSON, or None for a 204."""
+        """Route ``handler`` under its operationId, refusing a query or a body it does not take; it
+        gets the body as a JSON object, and returns what to send as JSON, or None for a 204."""
         def route(handler: Callable) -> Callable:
             def checked() -> str:
                 request, where = bottle.request, f'{method} {ADMIN_PREFIX}{path}'
@@ -2488,7 +2390,6 @@ def is_query_value(value: Any) -> bool:
 
 
 def parse_delay(document: Mapping[str, Any]) -> float:
-    """The body of ``POST /__admin/delay`` -> its ``seconds``, or 400."""
     if set(document) != {'seconds'} or not is_delay(document['seconds']):
         raise bad_body(f'send {{"seconds": S}}, S from 0 to {FAULT_SECONDS_MAX:g} (0 for no '
                        f'delay); got {brief(document)}')
@@ -2566,9 +2467,8 @@ def page(settings: dict) -> str:
 
 
 class DocumentHeaders:
-    """A bottle plugin: the documents (the page, the JSON index, the OpenAPI description, the
-    favicon) tell a browser to load nothing from elsewhere, to be framed nowhere, to take
-    each for the type it says it is, and to send no Referer from the page."""
+    """A bottle plugin: the documents (page, JSON index, OpenAPI description, favicon) tell a
+    browser to load nothing from elsewhere, be framed nowhere, sniff no types, send no Referer."""
 
     name = 'document_headers'
     api = 2
@@ -2621,11 +2521,8 @@ def app_url() -> str:
 
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
-    """Add ``new_pets`` (as read_fixtures() gives them) to ``store`` if it is empty; else 409.
-
-    Fixtures go into an empty store only: a second load, or a restart with
-    ``--fixtures``, never duplicates them.
-    """
+    """Add ``new_pets`` (as read_fixtures() gives them) to an empty ``store``, else 409: a second
+    load, or a restart with ``--fixtures``, never duplicates them."""
     if len(store):
         raise ApiError(409, 'store_not_empty',
                        f'the store already holds {pets_phrase(len(store))}; fixtures go into an '
@@ -2655,13 +2552,10 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
 
 def data_path(name: str) -> Path:
     """A file of ``data/``: beside this file in a checkout or an unpacked sdist, else where the
-    wheel put it, ``share/petstore-stub/`` under the prefix it was installed in.
-
-    Every install scheme puts the site-packages folder two or three levels below its
-    prefix (``lib/python3.X/site-packages``, ``Lib/site-packages``, ``lib/python``), so
-    the nearer of those two that holds the file is its own: a virtual environment,
-    ``~/.local`` for ``--user``, a ``--prefix``.
-    """
+    wheel put it, ``share/petstore-stub/`` under the prefix it was installed in. Every install
+    scheme puts site-packages two or three levels below its prefix (``lib/python3.X/site-packages``,
+    ``Lib/site-packages``, ``lib/python``), so the nearer of those two that holds the file is its
+    own: a virtual environment, ``~/.local`` for ``--user``, a ``--prefix``."""
     here = Path(__file__).resolve().parent
     folders = [here / 'data',
                *(prefix / 'share' / 'petstore-stub' for prefix in list(here.parents)[1:3])]
@@ -2683,9 +2577,9 @@ def openapi_template(name: str) -> dict:
 
 
 def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
-    """An OpenAPI description in ``data/`` (the contract, or the admin endpoints'), whose one
-    server is ``base_url``: absolute, as the client reached it, so that a client generated
-    from it needs no base URL of its own."""
+    """An OpenAPI description in ``data/`` (the contract, or the admin endpoints') whose one server
+    is ``base_url``: absolute, as the client reached it, so that a generated client needs no base
+    URL."""
     return {**openapi_template(name), 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
@@ -2709,24 +2603,20 @@ class ServerError(Exception):
 
 
 class Waitress:
-    """The server, waitress 3, and everything the stub asks of it beyond its public API.
+    """The server, waitress 3, and all the stub asks of it beyond its public API. Only this class
+    touches waitress's internals, each for a behaviour its API lacks:
 
-    Only this class touches waitress's internals, each for a behaviour its API lacks:
-
-    - Protocol errors: waitress answers a request it cannot parse (a bad request line, a bad
-      Content-Length, a 300 KB header...) with a text/plain page of its own, from its
-      channel's ``error_task_class``. Here that task sends the spec's Error body.
-    - Stopping: waitress has no call that closes its open connections from another thread,
-      so ``stop()`` walks its socket map (``_map``) through its ``trigger``, from inside the
-      event loop.
-    - Faults: WSGI gives an app no hold on its connection. The task puts a function in the
-      environ (``CLOSE_CONNECTION``) that closes it: ``close_connection()``, through the
-      task's channel, which owns the socket.
-    - Strict framing: waitress's parser lets through requests whose framing RFC 9112 lets a
-      server refuse. A Transfer-Encoding beside a Content-Length is one: the RFC allows a
-      server to reject it (section 6.1) or to drop the Content-Length, and a refusal is the
-      safer choice, as the pair can smuggle a second request past a proxy. ``Parser``
-      refuses them, and ``Parser.problem()`` says why.
+    - Protocol errors: waitress answers a request it cannot parse (a bad request line or
+      Content-Length, a 300 KB header...) with a text/plain page from its channel's
+      ``error_task_class``; here that task sends the spec's Error body.
+    - Stopping: waitress cannot close its open connections from another thread, so ``stop()`` walks
+      its socket map (``_map``) from inside the event loop, through its ``trigger``.
+    - Faults: WSGI gives an app no hold on its connection, so the task puts a function in the
+      environ (``CLOSE_CONNECTION``) that closes it: ``close_connection()``, through the task's
+      channel, which owns the socket.
+    - Strict framing: waitress's parser lets through requests whose framing RFC 9112 lets a server
+      refuse, such as a Transfer-Encoding beside a Content-Length (section 6.1), a pair that can
+      smuggle a second request past a proxy. ``Parser`` refuses them; ``Parser.problem()`` says why.
     """
 
     class JSONErrorTask(waitress.task.ErrorTask):
@@ -2824,12 +2714,11 @@ class Waitress:
         """waitress's connection, with the parser and the tasks above."""
 
         def writable(self) -> bool:
-            # waitress calls a connection writable whenever output is buffered, yet while a
-            # task still runs its handle_write() sends nothing short of send_bytes. The event
-            # loop would then wake at once on every pass, send nothing, and spin, taking the
-            # GIL from the very worker it waits for. Nothing is missed by waiting: a worker
-            # pulls the trigger when its task ends, and when it buffers send_bytes it cannot
-            # send itself.
+            # waitress calls a connection writable whenever output is buffered, yet while a task
+            # still runs its handle_write() sends nothing short of send_bytes: the event loop would
+            # wake on every pass, send nothing, and spin, taking the GIL from the very worker it
+            # waits for. Nothing is missed by waiting: a worker pulls the trigger when its task
+            # ends, and when it buffers send_bytes it cannot send itself.
             if self.requests and not (self.will_close or self.close_when_flushed):
                 return self.total_outbufs_len >= self.adj.send_bytes
             return bool(super().writable())
@@ -2838,9 +2727,8 @@ class Waitress:
     Channel.task_class = Task
     Channel.error_task_class = JSONErrorTask
 
-    #: waitress's warnings the stub leaves out, by logger: one for every request that waits
-    #: for a worker (under load, a line a request), and one for a body shorter than its
-    #: Content-Length, which 'truncate' sends.
+    #: waitress's warnings left out, by logger: one per request that waits for a worker (under load,
+    #: a line a request), and one for a body short of its Content-Length, which 'truncate' sends.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
     def __init__(self, app: StubApp, host: str, port: int, threads: int) -> None:
@@ -2897,11 +2785,9 @@ class Waitress:
     @staticmethod
     def close_connection(task: waitress.task.WSGITask, environ: dict,
                          abort: bool = False) -> None:
-        """Close the connection that carries this request, before any response byte.
-
-        ``abort`` sends a TCP reset (RST) instead of an orderly close (FIN). Either
-        way, what the app then returns goes nowhere, and waitress says nothing of it.
-        """
+        """Close the connection that carries this request, before any response byte; ``abort`` sends
+        a TCP reset (RST) instead of an orderly close (FIN). Either way, what the app then returns
+        goes nowhere, and waitress says nothing of it."""
         channel = task.channel
         environ[DROPPED] = 'reset' if abort else 'dropped'
         # Requests pipelined behind this one go unserved, as its client sees them go: without
@@ -2945,12 +2831,9 @@ class FromApp:
 
 
 class StubServer:
-    """The app served by waitress on a real socket, in a daemon thread.
-
-    HTTP/1.1 with keep-alive and a pool of worker threads. ``port=0`` picks a
-    free port; ``url`` has the real one once started. The test API (``add_pet``,
-    ``fail_next``, ``requests``, ``delay``, ...) is the app's, documented on StubApp.
-    """
+    """The app served by waitress on a real socket, in a daemon thread: HTTP/1.1 with keep-alive and
+    a pool of worker threads. ``port=0`` picks a free port; ``url`` has the real one once started.
+    The test API (``add_pet``, ``fail_next``, ``requests``...) is StubApp's."""
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS) -> None:
@@ -3056,15 +2939,12 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           allowed_hosts: Iterable[str] | None = ()) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
-    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path loads
-    that file. Without ``api_key``, the demo key is accepted on loopback, and on any other
-    ``host`` a random key (``server.api_key``); there the demo key is a ValueError, raised
-    before anything is opened. On leaving the block the server stops, then ``check()`` raises
-    anything that failed inside it, or a queued fault left unused.
-
-    On a loopback ``host``, as on the command line, only requests sent to a loopback name are
-    answered (others get a 421), and to ``allowed_hosts``; None answers any Host. On any other
-    address any Host is answered.
+    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file.
+    Without ``api_key``, the demo key is accepted on loopback, and on any other ``host`` a random
+    key (``server.api_key``); there the demo key is a ValueError, raised before anything is opened.
+    On a loopback ``host`` only requests sent to a loopback name or to ``allowed_hosts`` are
+    answered (others get a 421); None, or any other address, answers any Host. On leaving the block
+    the server stops, then ``check()`` raises what failed inside it, or a queued fault left unused.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     store = StubStore(db)
@@ -3148,21 +3028,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def checks_host(host: str, trust_proxy: bool) -> bool:
-    """Whether a stub listening on ``host`` answers only requests sent to a loopback name.
-
-    Only on loopback: elsewhere it is reached by names it cannot know (a LAN
-    address, a platform's domain), and a generated key guards it. And not
-    behind a proxy (``--trust-proxy``), which routes by name itself.
-    """
+    """Whether a stub on ``host`` answers only requests sent to a loopback name: only on loopback,
+    as elsewhere it is reached by names it cannot know (a LAN address, a platform's domain) and a
+    generated key guards it; and not behind a proxy (``--trust-proxy``), which routes by name."""
     return is_loopback(host) and not trust_proxy
 
 
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
-    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe.
-
-    None given: the demo key on loopback, a random key anywhere else, where the
-    demo key, being published, is refused.
-    """
+    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe (the
+    published demo key off loopback). None given: the demo key on loopback, else a random one."""
     if not given:
         return ([DEMO_API_KEY], False) if is_loopback(host) else ([secrets.token_urlsafe(24)], True)
     check_api_keys(given)
@@ -3172,14 +3046,12 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
 
 
 def port_number(text: str) -> int:
-    """A port from the command line or $PORT: 0 (any free one) to 65535."""
     if (port := parse_whole_number(text.strip())) is not None and port <= 65535:
         return port
     raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
 
 
 def seed_number(text: str) -> int:
-    """A chaos seed from the command line: digits, as for a port."""
     if (seed := parse_whole_number(text.strip())) is not None:
         return seed
     raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
@@ -3414,9 +3286,8 @@ def run_until_stopped(server: StubServer) -> int:
 
 
 # -- The pytest fixtures -------------------------------------------------------
-# The package registers this module under the ``pytest11`` entry point. The
-# fixtures exist only when pytest is already running, so serving the stub
-# never imports pytest, nor needs it installed.
+# The package registers this module under the ``pytest11`` entry point. The fixtures exist only when
+# pytest is already running, so serving the stub never imports pytest, nor needs it installed.
 
 if 'pytest' in sys.modules:
     import pytest
@@ -3460,15 +3331,11 @@ if 'pytest' in sys.modules:
     @pytest.fixture
     def petstore_server(petstore_session_server: StubServer, petstore_fixtures: Any,
                         request: pytest.FixtureRequest) -> Iterator[StubServer]:
-        """The session's stub server, emptied (store, journal, faults) for this test.
-
-        With ``petstore_fail_on_bad_requests = true`` in the pytest configuration,
-        a test fails at teardown if its client sent a request the stub refused as
-        malformed, even where the client swallowed the error; the marker
-        ``petstore_allows_bad_requests`` lets one test off. A test that queued a
-        fault which never fired all its times fails at teardown too, unless marked
-        ``petstore_allows_unused_faults`` or ``petstore_fail_on_unused_faults = false``.
-        """
+        """The session's stub server, emptied (store, journal, faults) for this test. At teardown a
+        test fails if it queued a fault that never fired all its times (unless marked
+        ``petstore_allows_unused_faults``, or ``petstore_fail_on_unused_faults = false``) and, with
+        ``petstore_fail_on_bad_requests = true``, if its client sent a request the stub refused as
+        malformed, even one it swallowed (unless marked ``petstore_allows_bad_requests``)."""
         server = petstore_session_server
         server.reset()
         if petstore_fixtures:
