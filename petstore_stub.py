@@ -2615,8 +2615,9 @@ class Waitress:
       environ (``CLOSE_CONNECTION``) that closes it: ``close_connection()``, through the task's
       channel, which owns the socket.
     - Strict framing: waitress's parser lets through requests whose framing RFC 9112 lets a server
-      refuse, such as a Transfer-Encoding beside a Content-Length (section 6.1), a pair that can
-      smuggle a second request past a proxy. ``Parser`` refuses them; ``Parser.problem()`` says why.
+      refuse. A Transfer-Encoding beside a Content-Length (section 6.1) may be refused, or served
+      with the Content-Length dropped; the pair can smuggle a second request past a proxy, so the
+      stub refuses it. ``Parser`` refuses them; ``Parser.problem()`` says why.
     """
 
     class JSONErrorTask(waitress.task.ErrorTask):
