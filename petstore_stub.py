@@ -1226,7 +1226,7 @@ class StubApp:
             return self.lock.wait_for(
                 lambda: self._stopping or received < self.cleared_at, seconds)
 
-    def release(self, stopping: bool = True) -> None:
+    def release(self) -> None:
         """Let every held request (a delay, a hang) go, and hold none again: the server stops."""
         with self.lock:
             self._stopping = True
@@ -2919,7 +2919,7 @@ class StubServer:
         if server is None:
             return
         running = self._thread is not None and self._thread.is_alive()
-        self.app.release(stopping=True)  # a delay or a hang holds a worker thread; let it go
+        self.app.release()  # a delay or a hang holds a worker thread; let it go
         server.stop(running)
         if running:
             self._thread.join(timeout=5)
@@ -3271,7 +3271,7 @@ def run_until_stopped(server: StubServer) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         # Let a delayed or hanging request go first: waitress waits 5 s for its workers.
-        server.app.release(stopping=True)
+        server.app.release()
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():

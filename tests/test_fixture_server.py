@@ -630,7 +630,7 @@ def test_an_api_key_no_client_could_send_is_refused(api_keys):
 
 def test_after_a_stop_nothing_is_held_again():
     app = stub.create_stub()
-    app.release(stopping=True)
+    app.release()
     assert app.hold(30, {}) is True  # at once: a request that would wait for a worker must not
 
 
