@@ -823,6 +823,7 @@ class DurableTable:
         self.log_path = self._storage.path.with_name(f'{self._storage.path.name}.log')
         self._batch: list[Change] = []  #: the changes queued and not yet taken by a writer
         self._writer = threading.Lock()  #: held by the thread that writes
+        self._written = threading.Condition()  #: notified as each write ends
         self._log_lines = self._log_size = 0
         self._log = -1
         try:
@@ -874,9 +875,19 @@ class DurableTable:
         with self._lock:
             self._batch.append(change)
         while not change.written:
-            with self._writer:
-                if not change.written:  # else a write that ended while this thread waited took it
-                    self._write_next_batch()
+            # Waiters sleep on a condition, not on the writer's lock: queued on the lock, each
+            # would wake in turn to find its change written, one handoff after another.
+            if self._writer.acquire(blocking=False):
+                try:
+                    if not change.written:  # else a write that has just ended took it
+                        self._write_next_batch()
+                finally:
+                    self._writer.release()
+                    with self._written:
+                        self._written.notify_all()
+            else:
+                with self._written:
+                    self._written.wait_for(lambda: change.written or not self._writer.locked())
         if change.failure is not None:
             raise change.failure
         return change
@@ -1858,7 +1869,8 @@ class Fence:
         if is_admin_call(environ):  # a reset among them: it must not wait for itself
             return self.app(environ, start_response)
         with stub.lock:
-            stub.lock.wait_for(lambda: not stub.clearing)
+            if stub.clearing:
+                stub.lock.wait_for(lambda: not stub.clearing)
             if environ.setdefault(RECEIVED, time.monotonic_ns()) < stub.cleared_at:
                 return drop_unanswered(environ, start_response)
             stub.under_way += 1
