@@ -2963,8 +2963,8 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     store = StubStore(db)
     try:
         app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
-                         admin=True, cors=cors, journal_size=journal_size,
-                         allowed_hosts=allowed_hosts if checks_host(host, False) else None)
+                          admin=True, cors=cors, journal_size=journal_size,
+                          allowed_hosts=allowed_hosts if checks_host(host, False) else None)
         if fixtures:
             app.load_fixtures(fixtures)
         with StubServer(app, host, port) as server:
@@ -3188,11 +3188,11 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
     # Without --admin nothing can read the journal, so none is kept.
     app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
-                     admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
-                     journal_size=JOURNAL_SIZE if args.admin else 0,
-                     access_log=None if args.quiet else console.log,
-                     allowed_hosts=(args.allowed_hosts if checks_host(args.host, args.trust_proxy)
-                                    else None))
+                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
+                      journal_size=JOURNAL_SIZE if args.admin else 0,
+                      access_log=None if args.quiet else console.log,
+                      allowed_hosts=(args.allowed_hosts if checks_host(args.host, args.trust_proxy)
+                                     else None))
     app.delay = args.delay
     settings = [f'delay: every API request waits {args.delay:g} s first'] if args.delay else []
     if args.chaos:
@@ -3386,7 +3386,7 @@ if 'pytest' in sys.modules:
                         "pip install 'petstore-stub[pytest]'", pytrace=False)
 
         app = create_stub(api_keys=[petstore_api_key], admin=True,
-                         base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)
+                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)
         if petstore_fixtures:
             app.load_fixtures(petstore_fixtures)
         client = webtest.TestApp(app)
