@@ -3058,39 +3058,31 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
     return given, False
 
 
-def port_number(text: str) -> int:
-    if (port := parse_whole_number(text.strip())) is not None and port <= 65535:
-        return port
-    raise argparse.ArgumentTypeError(f'a port is a number from 0 to 65535; got {text!r}')
+def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
+              wanted: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)`` if it gives a value ``accept`` takes, else an error
+    saying what is ``wanted``."""
+    def checked(text: str) -> Any:
+        with contextlib.suppress(ValueError):
+            if (value := convert(text)) is not None and accept(value):
+                return value
+        raise argparse.ArgumentTypeError(f'{wanted}; got {text!r}')
+    return checked
 
 
-def seed_number(text: str) -> int:
-    if (seed := parse_whole_number(text.strip())) is not None:
-        return seed
-    raise argparse.ArgumentTypeError(f'a seed is a whole number from 0; got {text!r}')
+def whole_number(text: str) -> int | None:
+    return parse_whole_number(text.strip())
 
 
-def chaos_rate(text: str) -> float:
-    with contextlib.suppress(ValueError):
-        if 0 <= (rate := float(text)) <= 1:
-            return rate
-    raise argparse.ArgumentTypeError(f'a rate is a number from 0 to 1; got {text!r}')
-
-
-def delay_seconds(text: str) -> float:
-    with contextlib.suppress(ValueError):
-        if is_delay(seconds := float(text)):
-            return seconds
-    raise argparse.ArgumentTypeError(
-        f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; got {text!r}')
-
-
-def ready_file(text: str) -> Path:
-    path = Path(text)
-    if not text or path.is_dir() or not path.parent.is_dir():
-        raise argparse.ArgumentTypeError(f'the ready file goes in a folder that exists, and is '
-                                         f'no folder itself; got {text!r}')
-    return path
+port_number = flag_type(whole_number, lambda port: port <= 65535,
+                        'a port is a number from 0 to 65535')
+seed_number = flag_type(whole_number, lambda seed: True, 'a seed is a whole number from 0')
+chaos_rate = flag_type(float, lambda rate: 0 <= rate <= 1, 'a rate is a number from 0 to 1')
+delay_seconds = flag_type(float, is_delay,
+                          f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}')
+ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
+                       'the ready file goes in a folder that exists, and is no folder itself')
+host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
 
 
 def allowed_host(text: str) -> str:
@@ -3098,12 +3090,6 @@ def allowed_host(text: str) -> str:
         return parse_allowed_host(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def host_name(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError('give an address, such as 127.0.0.1 or 0.0.0.0')
-    return text.strip()
 
 
 def choose_port(given: int | None) -> int:
@@ -3197,7 +3183,7 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     settings = [f'delay: every API request waits {args.delay:g} s first'] if args.delay else []
     if args.chaos:
         seed = app.chaos(args.chaos, seed=args.seed)
-        settings.append(f'chaos: a fault for {percent(args.chaos)} of API requests, from seed '
+        settings.append(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
                         f'{seed} (--seed {seed} repeats them)')
     raise_open_files_limit(CONNECTION_LIMIT + 64)
     server = StubServer(app, args.host, port)
@@ -3229,16 +3215,6 @@ def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str
     where = 'memory' if store.path is None else str(store.path)
     console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
     return status
-
-
-def percent(rate: float) -> str:
-    """``rate`` as a percentage, with the decimals that keep it off 0% and 100% unless it is
-    exactly that."""
-    decimals = 0
-    while rate not in (0, 1) and f'{rate:.{decimals}%}' in (f'{0:.{decimals}%}',
-                                                           f'{1:.{decimals}%}'):
-        decimals += 1
-    return f'{rate:.{decimals}%}'
 
 
 def write_whole(path: Path, text: str) -> None:
