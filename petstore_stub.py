@@ -18,12 +18,7 @@ Every error is the spec's Error body ``{"code", "message", "status"}``. ``GET /`
 (a page for a browser, ``data/index.html``; a JSON index for anyone else) and
 ``GET <base path>/openapi.json`` (OpenAPI 3.0) need no key.
 
-Flags (``python petstore_stub.py --help``): ``--host``, ``--port`` (or
-``PORT``), ``--api-key`` (or ``PETSTORE_API_KEYS``), ``--db PATH|:memory:``,
-``--fixtures [FILE]`` (the demo animals are in ``data/pets.json``),
-``--staging``, ``--cors``, ``--trust-proxy``, ``--allow-host NAME``, ``--admin``,
-``--chaos RATE`` and ``--seed N``, ``--delay SECONDS``, ``--ready-file PATH``, ``--quiet``,
-``--version``.
+The flags: ``python petstore_stub.py --help`` (the demo animals are in ``data/pets.json``).
 
 In tests (the package registers the pytest fixtures ``petstore_server`` and
 ``petstore_app``)::
@@ -2615,21 +2610,12 @@ class ServerError(Exception):
 
 
 class Waitress:
-    """The server, waitress 3, and all the stub asks of it beyond its public API. Only this class
-    touches waitress's internals, each for a behaviour its API lacks:
-
-    - Protocol errors: waitress answers a request it cannot parse (a bad request line or
-      Content-Length, a 300 KB header...) with a text/plain page from its channel's
-      ``error_task_class``; here that task sends the spec's Error body.
-    - Stopping: waitress cannot close its open connections from another thread, so ``stop()`` walks
-      its socket map (``_map``) from inside the event loop, through its ``trigger``.
-    - Faults: WSGI gives an app no hold on its connection, so the task puts a function in the
-      environ (``CLOSE_CONNECTION``) that closes it: ``close_connection()``, through the task's
-      channel, which owns the socket.
-    - Strict framing: waitress's parser lets through requests whose framing RFC 9112 lets a server
-      refuse. A Transfer-Encoding beside a Content-Length (section 6.1) may be refused, or served
-      with the Content-Length dropped; the pair can smuggle a second request past a proxy, so the
-      stub refuses it. ``Parser`` refuses them; ``Parser.problem()`` says why.
+    """The server, waitress 3. Only this class touches waitress's internals, each for what its API
+    lacks: the Error body for a request waitress cannot parse (``JSONErrorTask``); closing open
+    connections from another thread (``stop()``, through the event loop's ``trigger``); closing one
+    request's connection for a fault (``close_connection()``, put in the environ by ``Task``); and
+    strict framing (``Parser``): RFC 9112 lets a server refuse a Transfer-Encoding beside a
+    Content-Length (section 6.1), a pair that can smuggle a second request past a proxy.
     """
 
     class JSONErrorTask(waitress.task.ErrorTask):
@@ -2870,7 +2856,6 @@ class StubServer:
         """The Authorization header, to pass to a client."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
-
     add_pet = FromApp()
     load_fixtures = FromApp()
     fail_next = FromApp()
@@ -2901,7 +2886,6 @@ class StubServer:
                 '1 queued fault was not used up:' if len(unused) == 1
                 else f'{len(unused)} queued faults were not used up:',
                 *[f'  {fault}' for fault in unused]]))
-
 
     def bind(self) -> None:
         """Open the listening socket (and learn the port) without serving yet."""
