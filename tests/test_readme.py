@@ -1,4 +1,5 @@
-"""The README cannot rot: its curl tour is run against a live stub, its examples are test files."""
+"""The README cannot rot: its curl tour is run against a live stub, its examples are test files
+or parts of them, and the examples it links to run as written."""
 
 import json
 import re
@@ -48,10 +49,22 @@ def test_the_curl_tour_prints_what_the_readme_shows():
                 expected.replace('127.0.0.1:8080', address)), command
 
 
-@pytest.mark.parametrize('name', ['test_example_client.py', 'test_example_app.py'])
-def test_a_readme_example_is_an_example_test_file(name):
-    example = (ROOT / 'tests' / name).read_text(encoding='utf-8')
-    assert example in fenced_blocks('python')
+EXAMPLES = ['test_example_client.py', 'test_example_app.py', 'example_node.mjs']
+
+
+def test_each_python_example_in_the_readme_is_part_of_an_example_test_file():
+    examples = [(ROOT / 'tests' / name).read_text(encoding='utf-8') for name in EXAMPLES
+                if name.endswith('.py')]
+    blocks = fenced_blocks('python')
+    assert blocks
+    for block in blocks:
+        assert any(block in example for example in examples), block
+
+
+@pytest.mark.parametrize('name', EXAMPLES)
+def test_the_readme_links_each_example_file(name):
+    assert f'](tests/{name})' in README
+    assert (ROOT / 'tests' / name).is_file()
 
 
 def test_the_readme_names_every_flag_of_the_cli():
@@ -112,7 +125,7 @@ def test_the_script_for_another_language_runs_as_written(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which('node') is None, reason='the example is written for Node')
 def test_the_node_example_runs_as_written(tmp_path):
-    (script,) = fenced_blocks('js')
+    script = (ROOT / 'tests' / 'example_node.mjs').read_text(encoding='utf-8')
     assert "spawn('petstore-stub', [" in script
     script = script.replace("spawn('petstore-stub', [",
                             f'spawn({json.dumps(sys.executable)}, [{json.dumps(str(stub.__file__))}, ')
