@@ -1468,14 +1468,14 @@ class FaultPlugin:
     instead of the operation; ``truncate``, ``malformed`` and ``slow`` alter its response, so the
     operation runs (a create stores its pet)."""
 
-    name = 'faults'
-    api = 2
+    name, api = 'faults', 2
 
     def __init__(self, stub: StubApp) -> None:
         self.stub = stub
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
         self._random = random.Random()
-        self._queue: list[dict] = []
+        #: Each queued fault, with what is left of its ``times`` and ``after``; and both as asked.
+        self._queue: list[tuple[dict, tuple[int, int]]] = []
         self._lock = threading.Lock()
 
     def apply(self, callback: Callable, route: bottle.Route) -> Callable:
@@ -1491,53 +1491,46 @@ class FaultPlugin:
             return fire(fault, self.stub, lambda: callback(*args, **kwargs))
         return operation_or_fault
 
-    def add(self, fault: dict) -> None:
+    def add(self, fault: dict) -> dict:
         with self._lock:
-            self._queue.append({**fault, 'asked': (fault['times'], fault['after'])})
+            self._queue.append((dict(fault), (fault['times'], fault['after'])))
+        return fault
 
     def take_unused(self) -> list[str]:
         """The queued faults still to fire, taken off the queue, each with what is left of it."""
         with self._lock:
             unused, self._queue = self._queue, []
         return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
-                f"{fault['times']} of {fault['asked'][0]} left, after {fault['after']} of "
-                f"{fault['asked'][1]} left" for fault in unused]
+                f"{fault['times']} of {times} left, after {fault['after']} of {after} left"
+                for fault, (times, after) in unused]
 
-    def set_chaos(self, chaos: dict | None) -> None:
-        """Draw faults as ``chaos`` says (parse_chaos()), from its seed on; None: draw none."""
+    def set_chaos(self, chaos: dict | None) -> dict | None:
+        """Draw faults as ``chaos`` says (parse_chaos()), from its seed on; none at rate 0."""
         with self._lock:
-            self.chaos = chaos
+            self.chaos = chaos if chaos and chaos['rate'] else None
             self._random.seed(chaos and chaos['seed'])
+        return chaos
 
     def clear(self) -> None:
         with self._lock:
-            self._queue.clear()
-            self.chaos = None
+            self._queue, self.chaos = [], None
 
     def listed(self) -> dict:
         """The queued faults, each with what is left of its ``times`` and ``after``, and chaos."""
         with self._lock:
-            queued = [{name: value for name, value in fault.items() if name != 'asked'}
-                      for fault in self._queue]
-        return {'faults': queued, 'chaos': self.chaos}
+            return {'faults': [dict(fault) for fault, _ in self._queue], 'chaos': self.chaos}
 
     def _take(self, operation: str) -> dict | None:
-        """The fault for this request, else chaos's. Each queued fault for its operation
-        counts it: one still letting its ``after`` go by counts it as one of them, and of
-        those due, the first queued fires."""
+        """The fault for this request: the first queued of those whose ``after`` has gone by,
+        each counting it; else chaos's."""
         with self._lock:
-            due = None
-            for fault in self._queue:
-                if fault['route'] not in (None, operation):
-                    continue
-                if fault['after']:
-                    fault['after'] -= 1
-                elif due is None:
-                    due = fault
+            mine = [fault for fault, _ in self._queue if fault['route'] in (None, operation)]
+            due = next((fault for fault in mine if not fault['after']), None)
+            for fault in mine:
+                fault['after'] = max(fault['after'] - 1, 0)
             if due is not None:
                 due['times'] -= 1
-                if not due['times']:
-                    self._queue.remove(due)
+                self._queue = [queued for queued in self._queue if queued[0]['times']]
                 return due
             chaos = self.chaos
             if chaos is None or self._random.random() >= chaos['rate']:
@@ -1566,29 +1559,23 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
         return ''
     # The fault alters the answer the operation gives, an error (a 404, say) as well as a
     # success: a fault taken from the queue is never spent on nothing.
-    answer: bottle.BaseResponse = bottle.response
     try:
         body = run()
     except ApiError as error:
-        answer, body = error, error.body
-    data = body.encode('utf-8') if isinstance(body, str) else bytes(body)
+        error.apply(bottle.response)  # as bottle would, before it sends the altered body
+        body = error.body
     if kind == 'malformed':
-        altered: Any = b'{"fault": "malformed", this is not JSON}\n'
-    else:
-        answer.content_length = len(data)  # the whole body's length, in every case
-        altered = (data[:len(data) // 2] if kind == 'truncate'
-                   else drip(data, fault['seconds'], lambda pause: stub.wait(pause, environ)))
-    if answer is bottle.response:
-        return altered
-    answer.body = altered
-    raise answer
+        return b'{"fault": "malformed", this is not JSON}\n'
+    data = body.encode('utf-8') if isinstance(body, str) else bytes(body)
+    bottle.response.content_length = len(data)  # the whole body's length, in every case
+    if kind == 'truncate':
+        return data[:len(data) // 2]
+    return drip(data, fault['seconds'], lambda pause: stub.wait(pause, environ))
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
-    """The answer of a fault that is a status: a 401 with the challenge a wrong key gets, a 405 with
-    the path's methods in Allow, a 429 or 503 with a Retry-After if asked. A 407's
-    Proxy-Authenticate and a 426's Upgrade are hop-by-hop headers, which a WSGI app may not send
-    (PEP 3333): those come with the Error body alone."""
+    """A fault that is a status: a 401 with a wrong key's challenge, a 405 with Allow, a 429 or 503
+    with Retry-After if asked (a 407's or 426's header is hop-by-hop, which WSGI forbids)."""
     headers = {}
     if status == 401:
         headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
@@ -1602,86 +1589,78 @@ def fault_error(status: int, fault: dict) -> ApiError:
                     f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
 
 
-def drip(data: bytes, seconds: float, wait: Callable[[float], Any],
-         pieces: int = 10) -> Iterator[bytes]:
-    """``data`` in ``pieces`` spread over ``seconds``, ``wait`` between them (StubApp.wait(),
-    which lets go at once once the stub is cleared)."""
-    step = -(-len(data) // pieces) or 1
+def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
+    """``data`` in ten pieces spread over ``seconds``, ``wait`` between them."""
+    step = -(-len(data) // 10) or 1
     for start in range(0, len(data), step):
         if start:
-            wait(seconds / pieces)
+            wait(seconds / 10)
         yield data[start:start + step]
 
 
-def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked; or 400. ``fault``
-    is an error status (400..599) or a name of FAULT_KINDS; ``times`` how many requests get it (1);
-    ``route`` an operationId, or null for any; ``after`` how many matching requests pass first (0);
-    ``retry_after`` seconds for a 429 or 503's Retry-After; ``seconds`` how long a ``hang`` or
-    ``slow`` takes. ``nothing``: the caller's word for no value, ``null`` or ``None``."""
-    fields = ('fault', 'times', 'route', 'after', 'retry_after', 'seconds')
-    unknown = [field for field in document if field not in fields]
+def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
+    """``document``'s fields, ``defaults`` for those not given; 400 for a field not there."""
+    unknown = [name for name in document if name not in defaults]
     if unknown:
-        raise bad_body(f'unknown field {unknown[0]!r}; a fault has fault, times, route, after, '
-                       'retry_after and seconds')
-    if 'fault' not in document:
-        raise bad_body(f'fault is required: an HTTP error status (400..599) or one of '
-                       f'{", ".join(FAULT_KINDS)}')
-    fault = document['fault']
-    times, after = document.get('times', 1), document.get('after', 0)
-    route, retry_after = document.get('route'), document.get('retry_after')
-    seconds = document.get('seconds')
-    if fault not in FAULT_KINDS and not is_error_status(fault):
-        raise bad_body(f'fault must be an HTTP error status (400..599) or one of '
-                       f'{", ".join(FAULT_KINDS)}; got {fault!r}')
-    for name, value, least in (('times', times, 1), ('after', after, 0)):
-        if type(value) is not int or value < least:
-            raise bad_body(f'{name} must be a whole number from {least}; got {value!r}')
-    if route is not None and route not in OPERATIONS:
+        *names, last = defaults
+        raise bad_body(f'unknown field {printable(str(unknown[0])[:40])!r}; {kind} has '
+                       f'{", ".join(names)} and {last}')
+    return {name: document.get(name, default) for name, default in defaults.items()}
+
+
+def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
+    """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked, or 400 (see
+    fail_next()). ``nothing``: the caller's word for no value, ``null`` or ``None``."""
+    fault = fields_of(document, 'a fault', fault=None, times=1, route=None, after=0,
+                      retry_after=None, seconds=None)
+    kind, retry_after, seconds = fault['fault'], fault['retry_after'], fault['seconds']
+    kinds = f'an HTTP error status (400..599) or one of {", ".join(FAULT_KINDS)}'
+    if kind is None:
+        raise bad_body(f'fault is required: {kinds}')
+    if not is_fault(kind):
+        raise bad_body(f'fault must be {kinds}; got {kind!r}')
+    for name, least in (('times', 1), ('after', 0)):
+        if not is_whole(fault[name], least):
+            raise bad_body(f'{name} must be a whole number from {least}; got {fault[name]!r}')
+    if fault['route'] not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
-                       f'got {route!r}')
-    if retry_after is not None and (fault not in (429, 503) or type(retry_after) is not int
-                                    or not 0 <= retry_after <= 86_400):
+                       f'got {fault["route"]!r}')
+    if retry_after is not None and not (kind in (429, 503) and is_whole(retry_after)
+                                        and retry_after <= 86_400):
         raise bad_body('retry_after goes with a 429 or a 503: whole seconds, 0 to 86400; '
                        f'got {retry_after!r}')
-    if seconds is not None and (fault not in FAULT_SECONDS or not is_seconds(seconds)):
+    if seconds is not None and not (kind in FAULT_SECONDS and is_delay(seconds) and seconds > 0):
         raise bad_body(f'seconds goes with hang or slow: more than 0, at most '
                        f'{FAULT_SECONDS_MAX:g}; got {seconds!r}')
-    return {'fault': fault, 'times': times, 'route': route, 'after': after,
-            'retry_after': retry_after,
-            'seconds': FAULT_SECONDS.get(fault, 0) if seconds is None else seconds}
+    return {**fault, 'seconds': FAULT_SECONDS.get(kind, 0) if seconds is None else seconds}
 
 
 def parse_chaos(document: Mapping[str, Any]) -> dict:
     """Chaos for chaos() or ``POST /__admin/chaos`` -> ``{'rate', 'faults', 'seed'}``, or 400."""
-    unknown = [field for field in document if field not in ('rate', 'faults', 'seed')]
-    if unknown:
-        raise bad_body(f'unknown field {unknown[0]!r}; chaos has rate, faults and seed')
-    rate, faults = document.get('rate'), document.get('faults', CHAOS_FAULTS)
-    seed = document.get('seed')
+    chaos = fields_of(document, 'chaos', rate=None, faults=CHAOS_FAULTS, seed=None)
+    rate, faults, seed = chaos['rate'], chaos['faults'], chaos['seed']
     if type(rate) not in (int, float) or not 0 <= rate <= 1:
         raise bad_body(f'rate must be a number from 0 to 1; got {rate!r}')
-    if (not isinstance(faults, (list, tuple)) or not faults
-            or any(f not in FAULT_KINDS and not is_error_status(f) for f in faults)):
+    if not isinstance(faults, (list, tuple)) or not faults or not all(map(is_fault, faults)):
         raise bad_body('faults must be a list of HTTP error statuses (400..599) and names of '
                        f'{", ".join(FAULT_KINDS)}; got {faults!r}')
-    if seed is not None and (type(seed) is not int or seed < 0):
+    if seed is not None and not is_whole(seed):
         raise bad_body(f'seed must be a whole number from 0; got {seed!r}')
     if seed is None and rate:
         seed = secrets.randbelow(2 ** 32)
     return {'rate': rate, 'faults': list(faults), 'seed': seed}
 
 
-def is_seconds(value: Any) -> bool:
-    return type(value) in (int, float) and 0 < value <= FAULT_SECONDS_MAX
+def is_whole(value: Any, least: int = 0) -> bool:
+    return type(value) is int and value >= least
 
 
 def is_delay(value: Any) -> bool:
-    return value == 0 and type(value) in (int, float) or is_seconds(value)
+    return type(value) in (int, float) and 0 <= value <= FAULT_SECONDS_MAX
 
 
-def is_error_status(status: Any) -> bool:
-    return type(status) is int and 400 <= status <= 599
+def is_fault(value: Any) -> bool:
+    return value in FAULT_KINDS or type(value) is int and 400 <= value <= 599
 
 
 # -- The journal: each request as the client sent it ---------------------------
