@@ -2239,115 +2239,80 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     """The ``/__admin/`` endpoints of ``data/admin-openapi.json`` (``--admin``, or ``serve()``), for
     test suites in any language; all but ``health`` and ``openapi.json`` need the key."""
 
-    def admin(method: str, path: str, name: str, *, body: bool = False,
-              query: bool = False) -> Callable:
-        """Route ``handler`` under its operationId, refusing a query or a body it does not take; it
-        gets the body as a JSON object, and returns what to send as JSON, or None for a 204."""
-        def route(handler: Callable) -> Callable:
-            def checked() -> str:
-                request, where = bottle.request, f'{method} {ADMIN_PREFIX}{path}'
-                if request.query_string and not query:
-                    check_query_names(parse_query(request.query_string), where)
-                if body:
-                    check_content_type(request.content_type)
-                    result = handler(parse_json_object(read_body(request)))
-                elif read_body(request):
-                    raise bad_body(f'{where} takes no body')
-                else:
-                    result = handler()
-                if result is None:
-                    bottle.response.status = 204
-                return '' if result is None else to_json(result)
-            api.route(ADMIN_PREFIX + path, method, checked, name=name)
-            return handler
-        return route
+    def admin(method: str, path: str, name: str, handler: Callable, *, body: bool = False,
+              query: Sequence[str] = (), status: int = 200) -> None:
+        """Route ``handler``, refusing a query parameter (but those in ``query``) or a body it does
+        not take; it gets the body as a JSON object and returns what to send as JSON, None: 204."""
+        where = f'{method} {ADMIN_PREFIX}{path}'
 
-    @admin('GET', 'health', 'health')
-    def health() -> dict:
-        return {'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path}
+        def checked() -> str:
+            request = bottle.request
+            if request.query_string:
+                check_query_names(parse_query(request.query_string), where, query)
+            if body:
+                check_content_type(request.content_type)
+                result = handler(parse_json_object(read_body(request)))
+            elif read_body(request):
+                raise bad_body(f'{where} takes no body')
+            else:
+                result = handler()
+            bottle.response.status = 204 if result is None else status
+            return '' if result is None else to_json(result)
+        api.route(ADMIN_PREFIX + path, method, checked, name=name)
 
-    @admin('GET', 'openapi.json', 'adminOpenapi')
-    def openapi() -> dict:
-        return openapi_document(app_url() + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json')
+    def matched(entries: list[dict], what: str, json: Any, query: Any, headers: Any) -> int:
+        calls = filter(call_matcher(what, stub.base_path), entries)
+        return sum(not call_differences(entry, json, query, headers) for entry in calls)
 
-    admin('POST', 'reset', 'reset')(stub.clear)
+    def list_requests() -> list:
+        values = parse_query(bottle.request.query_string).get('since', ['0'])
+        since = parse_whole_number(values[0])
+        if since is None or len(values) > 1:
+            raise bad_parameter('since must be one whole number, the sequence of the last entry '
+                                f'you have; got {printable(", ".join(values)[:60])!r}')
+        return stub.entries(since)
 
-    @admin('GET', 'requests', 'listRequests', query=True)
-    def requests() -> list:
-        return stub.entries(parse_since(bottle.request.query_string))
-
-    admin('DELETE', 'requests', 'clearRequests')(stub.clear_journal)
-
-    def matched(entries: list[dict], call: dict) -> int:
-        return compared_calls(entries, base_path=stub.base_path, **call)[1].count([])
-
-    @admin('POST', 'requests/count', 'countRequests', body=True)
-    def count_requests(document: dict) -> dict:
-        return {'count': matched(stub.requests, parse_call_filter(document))}
-
-    @admin('POST', 'requests/assert', 'assertRequests', body=True)
     def assert_requests(document: dict) -> dict:
         call, entries = parse_call_filter(document, times=True), stub.requests
         report = call_report(entries, base_path=stub.base_path, **call)
-        if report:
-            # The filter is sound; what the client sent is not what it expects.
+        if report:  # the filter is sound; what the client sent is not what it expects
             raise ApiError(409, 'assertion_failed', report)
         del call['times']
-        return {'matched': matched(entries, call)}
+        return {'matched': matched(entries, **call)}
 
-    @admin('POST', 'fixtures', 'loadFixtures')
-    def fixtures() -> list:
-        bottle.response.status = 201
-        return stub.load_fixtures()
+    def set_delay(document: dict) -> dict:
+        if set(document) != {'seconds'} or not is_delay(document['seconds']):
+            raise bad_body(f'send {{"seconds": S}}, S from 0 to {FAULT_SECONDS_MAX:g} (0 for no '
+                           f'delay); got {brief(document)}')
+        stub.delay = document['seconds']
+        return document
 
-    admin('GET', 'faults', 'listFaults')(stub.faults.listed)
-
-    @admin('POST', 'faults', 'addFault', body=True)
-    def add_fault(document: dict) -> dict:
-        fault = parse_fault(document)
-        stub.faults.add(dict(fault))
-        bottle.response.status = 201
-        return fault
-
-    admin('DELETE', 'faults', 'clearFaults')(stub.faults.clear)
-
-    @admin('POST', 'chaos', 'setChaos', body=True)
-    def chaos(document: dict) -> dict:
-        settings = parse_chaos(document)
-        stub.chaos(**settings)
-        bottle.response.status = 201
-        return settings
-
-    @admin('POST', 'delay', 'setDelay', body=True)
-    def delay(document: dict) -> dict:
-        stub.delay = parse_delay(document)
-        return {'seconds': stub.delay}
-
-
-def parse_since(query_string: str) -> int:
-    """The query of ``GET /__admin/requests`` -> the ``sequence`` after which to list the
-    journal (0, all of it, when none is given), or 400."""
-    query = parse_query(query_string)
-    check_query_names(query, 'GET /__admin/requests', ['since'])
-    values = query.get('since', ['0'])
-    since = parse_whole_number(values[0])
-    if since is None or len(values) > 1:
-        raise bad_parameter('since must be one whole number, the sequence of the last entry '
-                            f'you have; got {printable(", ".join(values)[:60])!r}')
-    return since
+    admin('GET', 'health', 'health', lambda: {
+        'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path})
+    admin('GET', 'openapi.json', 'adminOpenapi', lambda: openapi_document(
+        app_url() + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json'))
+    admin('POST', 'reset', 'reset', stub.clear)
+    admin('GET', 'requests', 'listRequests', list_requests, query=['since'])
+    admin('DELETE', 'requests', 'clearRequests', stub.clear_journal)
+    admin('POST', 'requests/count', 'countRequests', lambda document: {
+        'count': matched(stub.requests, **parse_call_filter(document))}, body=True)
+    admin('POST', 'requests/assert', 'assertRequests', assert_requests, body=True)
+    admin('POST', 'fixtures', 'loadFixtures', stub.load_fixtures, status=201)
+    admin('GET', 'faults', 'listFaults', stub.faults.listed)
+    admin('POST', 'faults', 'addFault', lambda document: stub.faults.add(parse_fault(document)),
+          body=True, status=201)
+    admin('DELETE', 'faults', 'clearFaults', stub.faults.clear)
+    admin('POST', 'chaos', 'setChaos',
+          lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
+    admin('POST', 'delay', 'setDelay', set_delay, body=True)
 
 
 def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
     """A filter for ``POST /__admin/requests/count`` (or ``/assert``, with ``times``) ->
-    assert_called's arguments: ``what``, ``json``, ``query``, ``headers`` (and ``times``);
-    or 400. ``null`` is a field not given, as None is in Python."""
-    fields = ('operation', 'method', 'path', 'query', 'json', 'headers', 'times')[:6 + times]
-    unknown = [field for field in document if field not in fields]
-    if unknown:
-        raise bad_body(f'unknown field {printable(unknown[0][:40])!r}; a filter has '
-                       f'{", ".join(fields[:-1])} and {fields[-1]}')
-    given = {field: value for field, value in document.items() if value is not None}
-    operation, method, path = (given.get(name) for name in ('operation', 'method', 'path'))
+    assert_called's arguments, or 400. ``null`` is a field not given, as None is in Python."""
+    call = fields_of(document, 'a filter', operation=None, method=None, path=None, query=None,
+                     json=None, headers=None, **({'times': None} if times else {}))
+    operation, method, path = call.pop('operation'), call.pop('method'), call.pop('path')
     if (operation is None) == (method is None and path is None) or (method is None) != (
             path is None):
         raise bad_body('name the call by operation, or by method and path; not both')
@@ -2360,31 +2325,18 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
                                  and '?' not in path):
         raise bad_body(f'path must start with / and hold no query (give it in query); '
                        f'got {brief(path)}')
-    query, headers = given.get('query'), given.get('headers')
+    query, headers, count = call['query'], call['headers'], call.get('times')
     if query is not None and not (isinstance(query, dict) and all(
-            is_query_value(value) or isinstance(value, list) and all(map(is_query_value, value))
-            for value in query.values())):
+            isinstance(item, str) or type(item) is int for value in query.values()
+            for item in (value if isinstance(value, list) else [value]))):
         raise bad_body(f'query must be an object of strings, integers or lists of them; '
                        f'got {brief(query)}')
     if headers is not None and not (isinstance(headers, dict)
                                     and all(isinstance(value, str) for value in headers.values())):
         raise bad_body(f'headers must be an object of strings; got {brief(headers)}')
-    count = given.get('times')
-    if times and count is not None and (type(count) is not int or count < 0):
+    if count is not None and not is_whole(count):
         raise bad_body(f'times must be a whole number from 0; got {brief(count)}')
-    return {'what': operation or f'{method} {path}', 'json': given.get('json'), 'query': query,
-            'headers': headers, **({'times': count} if times else {})}
-
-
-def is_query_value(value: Any) -> bool:
-    return isinstance(value, str) or type(value) is int
-
-
-def parse_delay(document: Mapping[str, Any]) -> float:
-    if set(document) != {'seconds'} or not is_delay(document['seconds']):
-        raise bad_body(f'send {{"seconds": S}}, S from 0 to {FAULT_SECONDS_MAX:g} (0 for no '
-                       f'delay); got {brief(document)}')
-    return document['seconds']
+    return {'what': operation or f'{method} {path}', **call}
 
 
 def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
