@@ -2395,9 +2395,6 @@ def prefers_html(accept: str) -> bool:
     return html > 0 and html >= weights.get('application/json', weights.get('*/*', 0))
 
 
-PAGE_SETTINGS = '{"basePath": "/v1", "demoKey": null, "admin": false}'
-
-
 @functools.lru_cache(maxsize=1)
 def page_template() -> str:
     return data_path('index.html').read_text(encoding='utf-8')
@@ -2406,24 +2403,24 @@ def page_template() -> str:
 def page(settings: dict) -> str:
     """``data/index.html``, with this stub's settings in place of the defaults it holds."""
     text = json.dumps(settings).replace('<', '\\u003c')  # nothing can close the script
-    return page_template().replace(PAGE_SETTINGS, text, 1)
+    return page_template().replace('{"basePath": "/v1", "demoKey": null, "admin": false}', text, 1)
 
 
 class DocumentHeaders:
     """A bottle plugin: the documents (page, JSON index, OpenAPI description, favicon) tell a
     browser to load nothing from elsewhere, be framed nowhere, sniff no types, send no Referer."""
 
-    name = 'document_headers'
-    api = 2
+    name, api = 'document_headers', 2
 
     def apply(self, callback: Callable, route: bottle.Route) -> Callable:
-        if route.name not in DOCUMENTS:
+        if route.name not in ('index', 'openapi', 'favicon', 'adminOpenapi'):
             return callback
 
         @functools.wraps(callback)
         def document(*args: Any, **kwargs: Any) -> Any:
             body = callback(*args, **kwargs)
-            policy = page_policy() if bottle.request.environ.get(PAGE) else DOCUMENT_POLICY
+            policy = (page_policy() if bottle.request.environ.get(PAGE)
+                      else "default-src 'none'; frame-ancestors 'none'")  # it loads nothing
             bottle.response.set_header('Content-Security-Policy', policy)
             bottle.response.set_header('X-Content-Type-Options', 'nosniff')
             bottle.response.set_header('Referrer-Policy', 'no-referrer')
@@ -2431,28 +2428,16 @@ class DocumentHeaders:
         return document
 
 
-#: The routes DocumentHeaders wraps, by name.
-DOCUMENTS = ('index', 'openapi', 'favicon', 'adminOpenapi')
-#: The policy of a document that is not the page: it loads nothing.
-DOCUMENT_POLICY = "default-src 'none'; frame-ancestors 'none'"
-
-
 @functools.lru_cache(maxsize=1)
 def page_policy() -> str:
-    """The page's Content-Security-Policy: its own origin only, and of inline code only its
-    own script and style, by hash, so that a script injected into it never runs."""
-    template = page_template()
-    scripts = re.findall(r'<script>(.*?)</script>', template, flags=re.DOTALL)
-    styles = re.findall(r'<style>(.*?)</style>', template, flags=re.DOTALL)
-    return (f"default-src 'self'; script-src {' '.join(map(source_hash, scripts))}; "
-            f"style-src {' '.join(map(source_hash, styles))}; object-src 'none'; "
-            "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-
-
-def source_hash(text: str) -> str:
-    """``'sha256-...'``: how a Content-Security-Policy names an inline script or style."""
-    digest = hashlib.sha256(text.encode('utf-8')).digest()
-    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+    """The page's Content-Security-Policy: its own origin, and of inline code only its own script
+    and style, by hash (``'sha256-...'``), so that a script injected into it never runs."""
+    inline = {tag: ' '.join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(code.encode('utf-8')).digest()).decode()}'"
+        for code in re.findall(f'<{tag}>(.*?)</{tag}>', page_template(), flags=re.DOTALL))
+        for tag in ('script', 'style')}
+    return (f"default-src 'self'; script-src {inline['script']}; style-src {inline['style']}; "
+            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 
 def app_url() -> str:
@@ -2494,11 +2479,8 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
 
 
 def data_path(name: str) -> Path:
-    """A file of ``data/``: beside this file in a checkout or an unpacked sdist, else where the
-    wheel put it, ``share/petstore-stub/`` under the prefix it was installed in. Every install
-    scheme puts site-packages two or three levels below its prefix (``lib/python3.X/site-packages``,
-    ``Lib/site-packages``, ``lib/python``), so the nearer of those two that holds the file is its
-    own: a virtual environment, ``~/.local`` for ``--user``, a ``--prefix``."""
+    """A file of ``data/``: beside this file (a checkout, an sdist), else in the wheel's
+    ``share/petstore-stub/``, under a prefix two or three levels above site-packages."""
     here = Path(__file__).resolve().parent
     folders = [here / 'data',
                *(prefix / 'share' / 'petstore-stub' for prefix in list(here.parents)[1:3])]
@@ -2514,16 +2496,11 @@ def pets_phrase(count: int) -> str:
 
 # -- The OpenAPI description ---------------------------------------------------
 
-@functools.lru_cache(maxsize=2)
-def openapi_template(name: str) -> dict:
-    return json.loads(data_path(name).read_text(encoding='utf-8'))
-
-
 def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
-    """An OpenAPI description in ``data/`` (the contract, or the admin endpoints') whose one server
-    is ``base_url``: absolute, as the client reached it, so that a generated client needs no base
-    URL."""
-    return {**openapi_template(name), 'servers': [{'url': base_url, 'description': 'this stub'}]}
+    """An OpenAPI description in ``data/`` whose one server is ``base_url``, as the client reached
+    it, so that a generated client needs no base URL."""
+    document = json.loads(data_path(name).read_text(encoding='utf-8'))
+    return {**document, 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
 # -- The server: waitress, behind one adapter ----------------------------------
