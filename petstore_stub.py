@@ -1310,33 +1310,29 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                 query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
                 times: int | None) -> str | None:
     """Why the calls recorded in ``entries`` do not satisfy assert_called; None if they do."""
-    if times is not None and (type(times) is not int or times < 0):
+    if times is not None and not is_whole(times):
         raise ValueError(f'times is a whole number from 0; got {times!r}')
     if query is not None and any(value is None for value in query.values()):
         raise ValueError('a query value is text, a number, or a list of them; not None')
-    calls, differences = compared_calls(entries, what, base_path, json, query, headers)
+    calls = list(filter(call_matcher(what, base_path), entries))
+    differences = [call_differences(entry, json, query, headers) for entry in calls]
     matching = differences.count([])
     if matching if times is None else matching == times:
         return None
     given = (('json', json), ('query', query), ('headers', headers))
     wanted = ', '.join(f'{name}={brief(value)}' for name, value in given if value is not None)
-    with_wanted = f' with {wanted}' if wanted else ''
-    if times is None:
-        lines = [f'{what} was not called{with_wanted}.']
-    else:
-        lines = [f'{what} was called {times_phrase(matching)}{with_wanted}; expected '
-                 f'{times_phrase(times)}.']
+    wanted = wanted and f' with {wanted}'
+    lines = [f'{what} was not called{wanted}.' if times is None else
+             f'{what} was called {times_phrase(matching)}{wanted}; expected {times_phrase(times)}.']
     if not calls:
-        lines.append(f'No {what} request was recorded' + (
-            '; the journal holds:' if entries else ', nor any other.'))
-        lines += listing(list(enumerate(entries, 1))[-CALLS_SHOWN:], len(entries))
-        return '\n'.join(lines)
+        lines.append(f'No {what} request was recorded'
+                     + ('; the journal holds:' if entries else ', nor any other.'))
+        return '\n'.join(lines + listing(list(enumerate(entries, 1))[-CALLS_SHOWN:], len(entries)))
+    nearest = sorted(sorted(range(len(calls)), key=lambda i: len(differences[i]))[:CALLS_SHOWN])
     lines.append(f'Recorded {what} requests ({len(calls)}):')
-    nearest = sorted(sorted(range(len(calls)), key=lambda index: len(differences[index]))
-                     [:CALLS_SHOWN])
     lines += listing([(index + 1, calls[index]) for index in nearest], len(calls))
     if not matching:
-        closest = min(nearest, key=lambda index: len(differences[index]))
+        closest = min(nearest, key=lambda i: len(differences[i]))
         lines.append(f'The closest, #{closest + 1}, differs in:')
         lines += [f'  {difference}' for difference in differences[closest]]
     cut = [f'#{index + 1}' for index in nearest if calls[index]['truncated']]
@@ -1346,15 +1342,6 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                      f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
                      'expect no more than it keeps.')
     return '\n'.join(lines)
-
-
-def compared_calls(entries: list[dict], what: str, base_path: str, json: Any,
-                   query: Mapping[str, Any] | None,
-                   headers: Mapping[str, str] | None) -> tuple[list[dict], list[list[str]]]:
-    """The calls to ``what`` among ``entries``, and how each differs from what is expected
-    (``[]`` where it matches)."""
-    calls = list(filter(call_matcher(what, base_path), entries))
-    return calls, [call_differences(entry, json, query, headers) for entry in calls]
 
 
 def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
@@ -1382,41 +1369,27 @@ def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
 def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
                      headers: Mapping[str, str] | None) -> list[str]:
     """How a recorded request differs from what was expected, one line a field."""
-    differences = []
-    if json is not None:
-        sent = entry['body']
-        if isinstance(json, dict) and isinstance(sent, dict):
-            for name in [*json, *(name for name in sent if name not in json)]:
-                if name not in sent:
-                    differences.append(f'{name}: expected {brief(json[name])}, missing')
-                elif name not in json:
-                    differences.append(f'{name}: not expected, sent {brief(sent[name])}')
-                elif not same_json(json[name], sent[name]):
-                    differences.append(f'{name}: expected {brief(json[name])}, '
-                                       f'sent {brief(sent[name])}')
-        elif not same_json(json, sent):
-            differences.append(f'body: expected {brief(json)}, sent {brief(sent)}')
+    compared = []  # (field, expected, sent), absent where it is on one side only
+    absent = object()
+    body = entry['body']
+    if isinstance(json, dict) and isinstance(body, dict):
+        compared += [(name, json.get(name, absent), body.get(name, absent))
+                     for name in {**json, **body}]
+    elif json is not None:
+        compared.append(('body', json, body))
     if query is not None:
-        parsed = {}
+        parsed: dict[str, list[str]] = {}
         with contextlib.suppress(ApiError):
             parsed = parse_query(entry['query'])
-        sent_query = {name: values[0] if len(values) == 1 else values
-                      for name, values in parsed.items()}
-        for name, value in query.items():
-            expected = ([str(v) for v in value] if isinstance(value, (list, tuple))
-                        else str(value))
-            if name not in sent_query:
-                differences.append(f'query {name}: expected {brief(expected)}, missing')
-            elif sent_query[name] != expected:
-                differences.append(f'query {name}: expected {brief(expected)}, '
-                                   f'sent {brief(sent_query[name])}')
-    for name, value in (headers or {}).items():
-        sent_value = next((v for k, v in entry['headers'].items() if k.lower() == name.lower()),
-                          None)
-        if sent_value != value:
-            shown = 'missing' if sent_value is None else f'sent {brief(sent_value)}'
-            differences.append(f'header {name}: expected {brief(value)}, {shown}')
-    return differences
+        sent = {name: values[0] if len(values) == 1 else values for name, values in parsed.items()}
+        compared += [(f'query {name}', list(map(str, value)) if isinstance(value, (list, tuple))
+                      else str(value), sent.get(name, absent)) for name, value in query.items()]
+    sent_headers = {name.lower(): value for name, value in entry['headers'].items()}
+    compared += [(f'header {name}', value, sent_headers.get(name.lower(), absent))
+                 for name, value in (headers or {}).items()]
+    return [f'{field}: ' + ('not expected' if expected is absent else f'expected {brief(expected)}')
+            + (', missing' if got is absent else f', sent {brief(got)}')
+            for field, expected, got in compared if not same_json(expected, got)]
 
 
 def brief(value: Any, width: int = 200) -> str:
@@ -1428,8 +1401,7 @@ def brief(value: Any, width: int = 200) -> str:
 def same_json(expected: Any, sent: Any) -> bool:
     """Equal as JSON values: ``3`` is not ``'3'``, ``1`` is not ``true`` nor ``1.0``."""
     if isinstance(expected, dict) and isinstance(sent, dict):
-        return expected.keys() == sent.keys() and all(same_json(expected[k], sent[k])
-                                                      for k in expected)
+        return expected.keys() == sent.keys() and all(same_json(expected[k], sent[k]) for k in sent)
     if isinstance(expected, (list, tuple)) and isinstance(sent, list):
         return len(expected) == len(sent) and all(map(same_json, expected, sent))
     return type(expected) is type(sent) and expected == sent
