@@ -150,9 +150,10 @@ def test_requests_pipelined_behind_a_closing_fault_are_not_served(server, fault,
 
 @pytest.mark.parametrize('client', CLIENTS)
 def test_slow_drips_the_real_body_over_its_seconds(server, client):
-    server.fail_next('slow', seconds=1)
+    server.fail_next('slow', seconds=5)
     with pytest.raises((requests.ConnectionError, httpx.ReadTimeout)):
-        CLIENTS[client](server, timeout=0.01)  # the gaps between pieces are 0.1 s
+        # The head comes at once; the gaps between the body's pieces are 0.5 s.
+        CLIENTS[client](server, timeout=0.25)
     server.fail_next('slow', seconds=0.2)
     assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
 
