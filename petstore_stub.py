@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import bisect
 import collections
 import contextlib
 import errno
@@ -1023,7 +1022,7 @@ def append_durably(descriptor: int, data: bytes) -> None:
 # endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware. A request
 # passes, outermost first:
 #
-#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Delay
+#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck
 #         -> Cors (or, without --cors, PreflightWithoutCors) -> bottle (key check, routes, faults)
 
 ADMIN_PREFIX = '/__admin/'
@@ -1096,8 +1095,7 @@ class StubApp:
         self.base_path = base_path
         self.admin = admin
         self.cors = cors
-        #: Each entry with when its request arrived, in that order.
-        self.journal: collections.deque[tuple[int, dict]] = collections.deque(maxlen=journal_size)
+        self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
         #: What failed inside the app: each exception, cut loose from its frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
             maxlen=ERRORS_KEPT)
@@ -1109,8 +1107,7 @@ class StubApp:
         self.clearing = False  #: while clear() runs: the fence holds new requests
         self.under_way = 0  #: the API requests the fence has let in that have not ended
         self.held = 0  #: how many requests a delay or a hang holds now
-        self._journal_from = 0  #: the journal takes requests that arrived from then on
-        self._sequence = 0  #: entries the journal has taken in, never reset
+        self._sequence = itertools.count(1)  #: numbers the journal's entries, never reset
         self.faults = FaultPlugin(self)
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         add_documents(api, base_path, self.api_keys, admin)
@@ -1118,7 +1115,7 @@ class StubApp:
             add_admin_routes(api, self)
         api.install(self.faults)
         api.install(DocumentHeaders())
-        app: Any = Delay(Cors(api) if cors else PreflightWithoutCors(api), self)
+        app: Any = Cors(api) if cors else PreflightWithoutCors(api)
         if self.allowed_hosts is not None:
             app = HostCheck(app, self.allowed_hosts)
         if trust_proxy:
@@ -1134,26 +1131,22 @@ class StubApp:
         """Empty the store (ids restart at 1) and the journal; drop faults and delay: a clean cut
         between two tests. A request that arrived before it is let go if held, finished if under
         way, dropped if not yet begun; one arriving while it runs waits; none is recorded."""
+        self.faults.clear()
+        self.delay = 0.0
         with self.lock:
-            self.clearing = True
-            self.cleared_at = self._journal_from = time.monotonic_ns()
+            self.clearing, self.cleared_at = True, time.monotonic_ns()
             self.journal.clear()
-            self.lock.notify_all()  # what a delay or a hang holds is stale now: see hold()
-        try:
-            self.faults.clear()
-            self.delay = 0.0
-            with self.lock:
-                self.lock.wait_for(lambda: not self.under_way, timeout=5)
-            self.store.reset()
-        finally:
-            with self.lock:
+            self.lock.notify_all()  # what a delay, a hang or a slow answer holds is stale now
+            self.lock.wait_for(lambda: not self.under_way, timeout=5)
+            try:
+                self.store.reset()
+            finally:
                 self.clearing = False
                 self.lock.notify_all()
 
     def clear_journal(self) -> None:
-        """Empty the journal; a request under way now is not recorded."""
+        """Empty the journal."""
         with self.lock:
-            self._journal_from = time.monotonic_ns()
             self.journal.clear()
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
@@ -1214,19 +1207,16 @@ class StubApp:
         self._delay = seconds
 
     def hold(self, seconds: float, environ: dict) -> bool:
-        """Hold this request (a worker thread) for ``seconds``, or until clear() or release();
-        True if it was let go before its time."""
+        """As wait(), counted in ``held`` (a delay, a hang)."""
         with self.lock:
             self.held += 1
-            try:
-                return self.wait(seconds, environ)
-            finally:
-                self.held -= 1
+            let_go = self.wait(seconds, environ)
+            self.held -= 1
+        return let_go
 
     def wait(self, seconds: float, environ: dict) -> bool:
-        """As hold(), but not counted in ``held`` (a slow answer's pauses)."""
-        # A request that arrived before a clear waits no more, even if it reaches this line
-        # only after the clear is over.
+        """Hold this request (a worker thread) for ``seconds``, or until release() or a clear that
+        began after it arrived (even one over before it came here); True if let go early."""
         received = environ.get(RECEIVED, time.monotonic_ns())
         with self.lock:
             return self.lock.wait_for(
@@ -1247,7 +1237,7 @@ class StubApp:
         """The journal's entries whose ``sequence`` is past ``since``, oldest first, each body
         parsed now (the journal keeps it as it came)."""
         with self.lock:
-            kept = [entry for _, entry in self.journal if entry['sequence'] > since]
+            kept = [entry for entry in self.journal if entry['sequence'] > since]
         return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
@@ -1281,18 +1271,11 @@ class StubApp:
                         received)
 
     def record(self, entry: dict, received: int) -> None:
-        """Keep ``entry`` in the journal in the order the requests arrived (``received``),
-        whatever order they end in; unless the journal was emptied since it arrived."""
+        """Add ``entry`` to the journal, unless its request arrived (``received``) before the
+        last clear began."""
         with self.lock:
-            journal = self.journal
-            place = bisect.bisect(journal, received, key=lambda kept: kept[0])
-            if received < self._journal_from or len(journal) == journal.maxlen and not place:
-                return  # from before a clear, or older than all the journal keeps
-            if len(journal) == journal.maxlen:
-                journal.popleft()
-                place -= 1
-            self._sequence += 1
-            journal.insert(place, (received, {**entry, 'sequence': self._sequence}))
+            if received >= self.cleared_at:
+                self.journal.append({**entry, 'sequence': next(self._sequence)})
 
 
 #: The fixture server's app factory, as create_app() is the plain API's.
@@ -1802,10 +1785,10 @@ def is_admin_target(target: str) -> bool:
 
 
 class Fence:
-    """WSGI middleware that lets StubApp.clear() cut cleanly between tests: it counts the API
-    requests under way, so that a clear can wait for them; holds new ones while a clear runs; and
-    drops, unanswered, a request that arrived before the last clear began but reached the app only
-    after it (one that waited for a worker thread behind held ones, say)."""
+    """WSGI middleware for StubApp.clear()'s clean cut, and for the delay: an API request waits
+    while a clear runs, then is counted while under way, for a clear to wait for. One that arrived
+    before the last clear began (it waited for a worker thread, say), or that a clear let go from
+    its delay, is dropped unanswered: it never reaches the next test."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1815,38 +1798,20 @@ class Fence:
         if is_admin_call(environ):  # a reset among them: it must not wait for itself
             return self.app(environ, start_response)
         with stub.lock:
-            if stub.clearing:
-                stub.lock.wait_for(lambda: not stub.clearing)
-            if environ.setdefault(RECEIVED, time.monotonic_ns()) < stub.cleared_at:
-                return drop_unanswered(environ, start_response)
+            stub.lock.wait_for(lambda: not stub.clearing)
+            stale = environ.setdefault(RECEIVED, time.monotonic_ns()) < stub.cleared_at
             stub.under_way += 1
         try:
+            if stale or stub.delay and stub.hold(stub.delay, environ):
+                environ[CLOSE_CONNECTION]()
+                start_response('204 No Content', [])  # goes nowhere: the connection is closed
+                return []
             return self.app(environ, start_response)
         finally:
             with stub.lock:
                 stub.under_way -= 1
                 if stub.clearing:  # only a clear waits for this count
                     stub.lock.notify_all()
-
-
-def drop_unanswered(environ: dict, start_response: Callable) -> list[bytes]:
-    environ[CLOSE_CONNECTION]()
-    start_response('204 No Content', [])  # goes nowhere: the connection is closed
-    return []
-
-
-class Delay:
-    """WSGI middleware: waits ``stub.delay`` seconds before each API request; one still waiting when
-    the stub is cleared is dropped at once, so that it never reaches the next test."""
-
-    def __init__(self, app: Callable, stub: StubApp) -> None:
-        self.app, self.stub = app, stub
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        stub = self.stub
-        if stub.delay and not is_admin_call(environ) and stub.hold(stub.delay, environ):
-            return drop_unanswered(environ, start_response)
-        return self.app(environ, start_response)
 
 
 #: What a local browser sends in Host for a stub on loopback; any 127.0.0.0/8 address passes too.

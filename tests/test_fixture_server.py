@@ -669,3 +669,32 @@ def test_a_request_refused_as_not_valid_http_before_a_clear_is_not_journalled_af
         assert app.requests == []
         held.close()
         refused.close()
+
+
+@pytest.mark.slow  # it gives the server a fifth of a second to read a request
+def test_a_request_sent_while_a_reset_runs_waits_for_it_and_is_kept():
+    resetting, resume = threading.Event(), threading.Event()
+
+    class SlowToReset(stub.StubStore):
+        def reset(self) -> None:
+            resetting.set()
+            resume.wait(10)
+            super().reset()
+
+    app = stub.create_stub(SlowToReset())
+    with stub.StubServer(app) as server:
+        server.add_pet('Old', 1)
+        clearing = threading.Thread(target=server.reset)
+        clearing.start()
+        resetting.wait(10)
+        answers = []
+        client = threading.Thread(target=lambda: answers.append(requests.post(
+            server.url + '/pets', json=REX, headers=server.headers, timeout=10)))
+        client.start()
+        time.sleep(0.2)  # read by the server: it waits for the reset
+        resume.set()
+        clearing.join()
+        client.join()
+        assert (answers[0].status_code, answers[0].json()) == (201, {'id': 1, **REX})
+        assert [entry['status'] for entry in app.requests] == [201]
+        assert call_once(server.url, 'GET', '/v1/pets') == (200, [{'id': 1, **REX}])
