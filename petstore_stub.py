@@ -1169,30 +1169,17 @@ class StubApp:
         ``after`` more have passed, with ``fault``: an error status (with a Retry-After of
         ``retry_after`` seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for
         ``hang`` and ``slow``). A fault fires after the key is checked."""
-        try:
-            checked = parse_fault({'fault': fault, 'times': times, 'route': route,
-                                   'after': after, 'retry_after': retry_after,
-                                   'seconds': seconds}, nothing='None')
-        except ApiError as error:
-            raise ValueError(error.message) from None
-        self.faults.add(checked)
-
-    def take_unused_faults(self) -> list[str]:
-        """Take each fault queued since the last clear() that has not fired all its ``times``, as
-        ``503 for createPet: times 1 of 1 left, after 2 of 2 left``; chaos is never counted."""
-        return self.faults.take_unused()
+        self.faults.add(as_value_error(parse_fault, {
+            'fault': fault, 'times': times, 'route': route, 'after': after,
+            'retry_after': retry_after, 'seconds': seconds}, nothing='None'))
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
         """Give each API request a fault drawn from ``faults`` with probability ``rate``, seeded:
         the same seed and requests give the same faults. Returns the seed (one is chosen if none is
         given), so that a run can be repeated. ``rate`` 0, or clear(), turns chaos off."""
-        try:
-            checked = parse_chaos({'rate': rate, 'faults': faults, 'seed': seed})
-        except ApiError as error:
-            raise ValueError(error.message) from None
-        self.faults.set_chaos(checked if checked['rate'] else None)
-        return checked['seed']
+        return self.faults.set_chaos(as_value_error(
+            parse_chaos, {'rate': rate, 'faults': faults, 'seed': seed}))['seed']
 
     @property
     def delay(self) -> float:
@@ -1276,6 +1263,14 @@ class StubApp:
         with self.lock:
             if received >= self.cleared_at:
                 self.journal.append({**entry, 'sequence': next(self._sequence)})
+
+
+def as_value_error(parse: Callable[..., dict], document: dict, **options: Any) -> dict:
+    """``parse(document)``, its 400 a ValueError: how the Python API checks what it is given."""
+    try:
+        return parse(document, **options)
+    except ApiError as error:
+        raise ValueError(error.message) from None
 
 
 #: The fixture server's app factory, as create_app() is the plain API's.
@@ -1447,7 +1442,8 @@ class FaultPlugin:
         return fault
 
     def take_unused(self) -> list[str]:
-        """The queued faults still to fire, taken off the queue, each with what is left of it."""
+        """Take each queued fault that has not fired all its ``times``, as ``503 for createPet:
+        times 1 of 1 left, after 2 of 2 left``; chaos is never counted."""
         with self._lock:
             unused, self._queue = self._queue, []
         return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
@@ -2725,7 +2721,7 @@ class StubServer:
             (first, text), more = errors[0], len(errors) - 1
             raise ServerError(f'the stub server failed: {first!r}'
                               + (f' (and {more} more)' if more else '') + f'\n{text}') from first
-        unused = self.app.take_unused_faults() if unused_faults else []
+        unused = self.app.faults.take_unused() if unused_faults else []
         if unused:
             raise AssertionError('\n'.join([
                 '1 queued fault was not used up:' if len(unused) == 1

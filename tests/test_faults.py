@@ -198,7 +198,7 @@ def test_every_fault_fires_after_the_key_is_checked(server, fault):
     response = requests.get(server.url + '/pets', timeout=5)
     assert (response.status_code, response.json()['code']) == (401, 'unauthorized')
     assert [entry['fault'] for entry in server.requests] == [None]
-    assert server.app.take_unused_faults() == [  # still queued, for the next request
+    assert server.app.faults.take_unused() == [  # still queued, for the next request
         f'{fault!r} for any operation: times 1 of 1 left, after 0 of 0 left']
 
 
