@@ -231,6 +231,27 @@ def test_a_failed_checkpoint_stores_nothing_and_leaves_the_log_whole(tmp_path, m
         assert len(json.loads(path.read_text())['pets']) == 3
 
 
+def test_a_failed_sync_of_the_emptied_log_leaves_it_readable_for_the_next_lines(tmp_path,
+                                                                                monkeypatch):
+    path, real_fsync = tmp_path / 'pets.json', os.fsync
+
+    def fsync(descriptor):
+        if os.readlink(f'/proc/self/fd/{descriptor}').endswith('.log'):
+            raise OSError(5, 'Input/output error')
+        real_fsync(descriptor)
+
+    with StubStore(path, checkpoint_lines=2) as store:
+        store.add_many([REX])
+        store.add_many([REX])
+        monkeypatch.setattr(stub.os, 'fsync', fsync)
+        store.add(MYSTERY)  # folded into the file; the emptied log's sync fails
+        monkeypatch.undo()
+        store.add(REX)
+        with StubStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
+            assert listed(after_crash) == listed(store)
+            assert len(store) == 4
+
+
 def test_a_failed_reset_keeps_the_pets_and_their_ids(tmp_path, monkeypatch):
     with StubStore(tmp_path / 'pets.json') as store:
         store.add_many([REX, REX])
