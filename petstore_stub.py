@@ -332,16 +332,14 @@ def check_content_type(content_type: str) -> None:
 
 def read_body(request: bottle.BaseRequest) -> bytes:
     """The request body, up to MAX_BODY_BYTES, or 413."""
-    too_large = ApiError(413, 'payload_too_large',
-                         f'the body is over {MAX_BODY_BYTES} bytes, the most a NewPet may take')
-    if request.content_length > MAX_BODY_BYTES:
-        raise too_large
-    # Bottle spools a large body to a temporary file, and leaves it open.
-    with request.body as body:
-        raw = body.read(MAX_BODY_BYTES + 1)
-    if len(raw) > MAX_BODY_BYTES:
-        raise too_large
-    return raw
+    if request.content_length <= MAX_BODY_BYTES:
+        # Bottle spools a large body to a temporary file, and leaves it open.
+        with request.body as body:
+            raw = body.read(MAX_BODY_BYTES + 1)
+        if len(raw) <= MAX_BODY_BYTES:
+            return raw
+    raise ApiError(413, 'payload_too_large',
+                   f'the body is over {MAX_BODY_BYTES} bytes, the most a NewPet may take')
 
 
 def parse_json_object(body: bytes) -> dict:
