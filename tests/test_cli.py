@@ -113,7 +113,7 @@ def test_demo_animals_cover_every_status_several_categories_and_one_without_stat
     assert all(stub.parse_new_pet(pet) == pet for pet in animals)
 
 
-def test_fixtures_from_a_file(capsys, tmp_path):
+def test_fixtures_from_a_file_are_loaded_and_counted_in_the_banner(capsys, tmp_path):
     path = tmp_path / 'mine.json'
     path.write_text(json.dumps([{'name': 'Solo', 'categoryId': 9}]))
     assert main(['--port', '0', '--db', ':memory:', '--fixtures', str(path)]) == 0
