@@ -380,7 +380,7 @@ def test_error_codes_named_after_a_status_are_lowercase_words_joined_by_undersco
     assert stub.error_code_name(status) == code
 
 
-def test_fail_next_times_and_route():
+def test_fail_next_fails_that_many_requests_of_its_route_only():
     with stub.serve() as server:
         server.fail_next(500, times=2, route='createPet')
         assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
