@@ -90,7 +90,7 @@ def test_the_access_log_hints_at_cors_the_first_time_only():
                      'restart the stub with --cors to let it']
 
 
-def test_the_cli_cors_flag(monkeypatch):
+def test_the_cors_flag_lets_any_origin_read_the_api(monkeypatch):
     apps = []
     monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
     stub.main(['--cors', '--port', '0', '--db', ':memory:', '--quiet'])

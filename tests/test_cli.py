@@ -102,6 +102,7 @@ def test_fixtures_load_the_demo_animals_once(capsys, tmp_path):
                                'empty (--db :memory: starts afresh)')
     pets = json.loads((tmp_path / 'petstore.json').read_text())['pets']
     assert len(pets) == 13
+    assert os.listdir(tmp_path) == ['petstore.json']  # the log folded in and removed at the stop
 
 
 def test_demo_animals_cover_every_status_several_categories_and_one_without_status():
@@ -112,7 +113,7 @@ def test_demo_animals_cover_every_status_several_categories_and_one_without_stat
     assert all(stub.parse_new_pet(pet) == pet for pet in animals)
 
 
-def test_fixtures_from_a_file(capsys, tmp_path):
+def test_fixtures_from_a_file_are_loaded_and_counted_in_the_banner(capsys, tmp_path):
     path = tmp_path / 'mine.json'
     path.write_text(json.dumps([{'name': 'Solo', 'categoryId': 9}]))
     assert main(['--port', '0', '--db', ':memory:', '--fixtures', str(path)]) == 0
@@ -147,7 +148,9 @@ def test_a_corrupt_database_stops_the_stub_with_status_1(capsys, tmp_path):
     path = tmp_path / 'petstore.json'
     path.write_text('{"pets": ')
     assert main(['--port', '0']) == 1
-    assert f'petstore-stub: {path.name}: not a readable JSON file' in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert f'petstore-stub: {path.name}: not a readable JSON file' in err
+    assert out == ''  # stopped before the banner, so before it listens
     assert path.read_text() == '{"pets": '
     assert SERVED == []
 

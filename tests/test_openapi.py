@@ -83,13 +83,13 @@ def test_get_pet_is_deprecated_with_its_headers(document):
     assert set(get_pet['responses']['200']['headers']) == {'Deprecation', 'Sunset', 'Link'}
 
 
-def test_limit_bounds_and_default(document):
+def test_limit_is_1_to_100_and_20_by_default(document):
     limit = document['paths']['/pets']['get']['parameters'][0]
     schema = limit['schema']
     assert (schema['minimum'], schema['maximum'], schema['default']) == (1, 100, 20)
 
 
-def test_the_schemas_and_the_bearer_scheme(document):
+def test_the_schemas_and_the_bearer_scheme_are_the_specs(document):
     components = document['components']
     assert set(components['schemas']) == {'Pet', 'NewPet', 'Pets', 'Error', 'PetStatus'}
     assert components['schemas']['PetStatus']['enum'] == ['available', 'pending', 'sold']

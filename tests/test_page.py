@@ -14,9 +14,6 @@ import requests
 
 import petstore_stub as stub
 
-sync_api = pytest.importorskip('playwright.sync_api', reason='Playwright is not installed')
-expect = sync_api.expect
-
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 #: Headless, and quiet: no call to the network this machine may not have.
 CHROMIUM_ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic',
@@ -31,6 +28,9 @@ pytestmark = [
 
 @pytest.fixture(scope='module')
 def browser():
+    # Playwright is imported here, not at the top: the fast tier, which collects this file but runs
+    # none of it, then spends no 0.2 s importing it.
+    sync_api = pytest.importorskip('playwright.sync_api', reason='Playwright is not installed')
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
@@ -44,6 +44,12 @@ def page(browser):
     page.set_default_timeout(10_000)
     yield page
     context.close()
+
+
+def expect(actual):
+    """Playwright's ``expect``, from the module the browser fixture has imported."""
+    from playwright.sync_api import expect as playwright_expect
+    return playwright_expect(actual)
 
 
 def origin(server: stub.StubServer) -> str:

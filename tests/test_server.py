@@ -105,6 +105,7 @@ def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
     server = StubProcess('--db', str(tmp_path / 'pets.json'))
     assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
     assert server.stop(signum) == 0
+    assert os.listdir(tmp_path) == ['pets.json']  # its log folded in and removed
 
 
 @pytest.mark.slow  # a 300,000-pet file, written anew at the stop
@@ -141,15 +142,17 @@ def test_a_slow_response_in_flight_when_the_stub_stops_is_finished_not_cut(signu
     assert len(json.loads(body)) == 13
 
 
-def test_the_access_log_prints_a_line_per_request(tmp_path):
-    server = StubProcess('--db', ':memory:')
-    call_once(server.url, 'GET', '/v1/pets?limit=3')
-    line = server.process.stdout.readline()
-    server.stop(signal.SIGTERM)
-    assert re.fullmatch(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d 127\.0\.0\.1 GET /v1/pets\?limit=3 200 \d+\.\dms\n',
+def test_the_access_log_prints_a_line_per_request():
+    # The command line sends these lines to stdout (test_cli); here, one from a real socket.
+    lines = []
+    with stub.StubServer(stub.create_stub(access_log=lines.append)) as server:
+        call_once(server.url, 'GET', '/v1/pets?limit=3')
+    (line,) = lines
+    assert re.fullmatch(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d 127\.0\.0\.1 GET /v1/pets\?limit=3 200 \d+\.\dms',
                         line)
 
 
+@pytest.mark.slow  # a process; test_cli's corrupt-database test is the fast one
 def test_a_corrupt_file_stops_the_stub_before_it_listens(tmp_path):
     db = tmp_path / 'pets.json'
     db.write_bytes(b'{"pets": {"1": {"name": "Rex", "categ')
@@ -177,6 +180,7 @@ def test_the_package_takes_its_version_from_the_module():
     assert 'dynamic = ["version"]' in (MODULE.parent / 'pyproject.toml').read_text()
 
 
+@pytest.mark.slow  # a process; test_cli's fixtures-once test is the fast one
 def test_the_default_database_is_petstore_json_in_the_working_directory(tmp_path):
     server = StubProcess('--fixtures', '--quiet', cwd=tmp_path)
     status, pets = call_once(server.url, 'GET', '/v1/pets?limit=100')
