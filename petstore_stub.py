@@ -1445,7 +1445,8 @@ class FaultPlugin:
         with self._lock:
             unused, self._queue = self._queue, []
         return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
-                f"{fault['times']} of {times} left, after {fault['after']} of {after} left"
+                f"{fault['times']} of {times} left"
+                + (f", after {fault['after']} of {after} left" if after else '')
                 for fault, (times, after) in unused]
 
     def set_chaos(self, chaos: dict | None) -> dict | None:
