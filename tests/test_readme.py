@@ -120,6 +120,17 @@ def test_the_script_for_another_language_runs_as_written(tmp_path):
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout == '[]\n'  # no client ran, so the journal is empty
+    assert list(tmp_path.iterdir()) == []  # the stub stopped cleanly and removed its ready file
+
+
+@pytest.mark.parametrize('start', ['false', 'no-such-command'])
+def test_the_script_for_another_language_stops_when_the_stub_does_not_start(tmp_path, start):
+    (script,) = [block for block in fenced_blocks('sh') if 'petstore-stub --admin' in block]
+    (tmp_path / 'stub.json').write_text('{"url": "http://127.0.0.1:9/v1"}')  # a stale one
+    result = subprocess.run(['bash', '-c', script.replace('petstore-stub ', f'{start} ', 1)],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert result.returncode != 0
+    assert result.stdout == ''
 
 
 @pytest.mark.slow
