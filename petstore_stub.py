@@ -1030,7 +1030,6 @@ ADMIN_PREFIX = '/__admin/'
 JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
 JOURNAL_TEXT_CHARS = 1024
-JOURNAL_JSON_DEPTH = 100  # deeper bodies are kept as text
 #: How many recorded requests the message of a failed assertion lists.
 CALLS_SHOWN = 5
 #: How many failures inside the app check() can report.
@@ -1048,21 +1047,21 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
-#: Set in the WSGI environ: the fault that fired; how a connection closed with no
-#: response ('dropped' or 'reset'); the page served to a browser.
+#: Set in the WSGI environ: the fault that fired; the status the app sent; how a connection closed
+#: with no response ('dropped' or 'reset'); the page served to a browser; a preflight refused for
+#: want of --cors; a function that records this request, taken out by whoever calls it.
 FAULT = 'petstore_stub.fault'
+STATUS = 'petstore_stub.status'
 DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
 #: Set by PreflightWithoutCors: a preflight was refused, for the access log's hint.
 PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'
-#: Set by the server adapter (in-process, by the fence): when the request's head arrived
-#: (time.monotonic_ns()). One that arrived before the last clear() began is stale.
-RECEIVED = 'petstore_stub.received'
-#: Set by the server adapter: a function that closes the request's connection before any
-#: response byte, ``abort=True`` with a TCP reset; an in-process app has none.
-CLOSE_CONNECTION = 'petstore_stub.close_connection'
-#: Set by the journal: a function that records this request, taken out by whoever calls it.
 RECORD = 'petstore_stub.record'
+#: Set by the server adapter: when the request's head arrived (time.monotonic_ns(); in-process,
+#: the fence sets it), and a function that closes its connection before any response byte,
+#: ``abort=True`` with a TCP reset.
+RECEIVED = 'petstore_stub.received'
+CLOSE_CONNECTION = 'petstore_stub.close_connection'
 
 
 class StubApp:
@@ -1613,17 +1612,17 @@ def is_fault(value: Any) -> bool:
 
 class Journal:
     """WSGI middleware: records each request in ``stub.journal`` (not admin calls, the page at ``/``
-    or its icon), and each failure inside the app in ``stub.errors``."""
+    or its icon), and each failure inside the app in ``stub.errors``. The status sent goes in
+    ``environ[STATUS]``, for the access log too."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         stub = self.stub
-        sent: list[str] = []
 
         def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
-            sent.append(status)
+            environ[STATUS] = int(status[:3])
             if exc_info is not None:  # bottle hands over what failed, with its 500
                 stub.errors.append(without_frames(exc_info[1]))
             return start_response(status, headers, exc_info)
@@ -1631,63 +1630,48 @@ class Journal:
         if stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
                                         or environ['PATH_INFO'] == FAVICON):
             # A fault that closes the connection takes this out and records the request first.
-            environ[RECORD] = functools.partial(self.record, environ, BodyRecorder(environ))
+            environ[RECORD] = Recording(environ, stub)
         result = self.app(environ, recording)
         if RECORD in environ:
-            environ.pop(RECORD)(status_sent(environ, sent))
+            environ.pop(RECORD)(None if DROPPED in environ else environ.get(STATUS))
         return result
 
-    def record(self, environ: dict, body: BodyRecorder, status: int | None) -> None:
-        if environ.get(PAGE):  # a browser's visit is no call
-            return
-        error = environ.get(ERROR) if status and status >= 400 else None
-        self.stub.record(journal_entry(environ, body.first_bytes(), status, error),
-                         environ.setdefault(RECEIVED, time.monotonic_ns()))
 
+class Recording:
+    """A request on its way to the journal. It stands in for the body (``wsgi.input``, which bottle
+    reads with read()), copying the first JOURNAL_BODY_BYTES and one more: a large body costs the
+    journal nothing. Called with the status sent (None for none), it records the request."""
 
-class BodyRecorder:
-    """The request body (``wsgi.input``), copying the first JOURNAL_BODY_BYTES and one more for the
-    journal, to tell a body cut short: a large body costs the journal nothing."""
-
-    def __init__(self, environ: dict) -> None:
-        self._input = environ['wsgi.input']
+    def __init__(self, environ: dict, stub: StubApp) -> None:
+        self.environ, self.stub, self._input = environ, stub, environ['wsgi.input']
         environ['wsgi.input'] = self
         length = parse_whole_number(environ.get('CONTENT_LENGTH') or '0')
         self._length = min(length or 0, JOURNAL_BODY_BYTES + 1)
         self._kept = bytearray()
 
     def read(self, size: int = -1) -> bytes:
-        return self._keep(self._input.read(size))
-
-    def readline(self, size: int = -1) -> bytes:
-        return self._keep(self._input.readline(size))
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.readline, b'')
-
-    def _keep(self, data: bytes) -> bytes:
-        room = self._length - len(self._kept)
-        if room > 0:
-            self._kept += data[:room]
+        data = self._input.read(size)
+        self._kept += data[:self._length - len(self._kept)]
         return data
 
-    def first_bytes(self) -> bytes:
-        """The first bytes of the body, reading them now if the app did not (a 401, say)."""
-        with contextlib.suppress(OSError, ValueError):
+    def __call__(self, status: int | None) -> None:
+        environ = self.environ
+        if environ.get(PAGE):  # a browser's visit is no call
+            return
+        with contextlib.suppress(OSError, ValueError):  # what the app did not read (a 401, say)
             while len(self._kept) < self._length and self.read(self._length - len(self._kept)):
                 pass
-        return bytes(self._kept)
+        error = environ.get(ERROR) if status and status >= 400 else None
+        self.stub.record(journal_entry(environ, bytes(self._kept), status, error),
+                         environ.setdefault(RECEIVED, time.monotonic_ns()))
 
 
 def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
-    """What the journal keeps of a request, about 10 KB at most whatever the client sent: the first
-    JOURNAL_TEXT_CHARS characters of the path and of the query, JOURNAL_HEADER_CHARS of the headers,
-    and JOURNAL_BODY_BYTES of the body (and one more, to tell it was cut), as bytes: parsed only
-    when read (decode_journal_body()), a body of many small values costs no more than its bytes.
-    ``truncated`` says whether anything was cut."""
+    """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
+    of the query, JOURNAL_HEADER_CHARS of the headers, and the body's first JOURNAL_BODY_BYTES and
+    one more, as bytes (parsed when read). ``truncated`` says whether anything was cut."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
-    body_cut = len(body) > JOURNAL_BODY_BYTES
     return {
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
@@ -1699,7 +1683,7 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
         'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
         'fault': environ.get(FAULT),
         'time': time.time(),
-        'truncated': (headers_cut or body_cut
+        'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
                       or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
     }
 
@@ -1707,14 +1691,12 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
 def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
     """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut;
     a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character)."""
-    names = {key: key[5:].replace('_', '-').title()
-             for key in environ if key.startswith('HTTP_')}
-    names.update((key, key.replace('_', '-').title())
-                 for key in ('CONTENT_TYPE', 'CONTENT_LENGTH') if environ.get(key))
     headers: dict[str, str] = {}
     room = JOURNAL_HEADER_CHARS
-    for key, name in names.items():
-        value = environ[key]
+    for key, value in environ.items():
+        if not (key.startswith('HTTP_') or key in ('CONTENT_TYPE', 'CONTENT_LENGTH') and value):
+            continue
+        name = key.removeprefix('HTTP_').replace('_', '-').title()
         with contextlib.suppress(UnicodeError):
             value = value.encode('latin-1').decode('utf-8')
         room -= len(name) + len(value)
@@ -1730,13 +1712,11 @@ def decode_journal_body(body: bytes) -> Any:
     if not body:
         return None
     text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
-    if len(body) > JOURNAL_BODY_BYTES:
-        return text
     with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
         value = loads_strict(text)
         # Not all that parses can be sent back: a lone surrogate (``"\ud800"``), a number
         # past a float (``1e400``), or nesting that leaves no room for the journal's own.
-        if nesting(value) <= JOURNAL_JSON_DEPTH:
+        if len(body) <= JOURNAL_BODY_BYTES and nesting(value) <= 100:
             json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
             return value
     return text
@@ -1761,11 +1741,6 @@ def without_frames(error: BaseException) -> tuple[BaseException, str]:
         link.__traceback__ = None
         link = link.__cause__ or link.__context__
     return error, text
-
-
-def status_sent(environ: dict, sent: list[str]) -> int | None:
-    """The status of the last status line the app started, or None if no response went."""
-    return None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
 
 
 # -- Middleware: the delay, the Host check, CORS, forwarded headers, routing ---
@@ -2054,8 +2029,8 @@ def is_plain_segment(segment: str) -> bool:
 # -- The access log and the console --------------------------------------------
 
 class AccessLog:
-    """WSGI middleware: one line per request to ``log``, the favicon left out; after the
-    first preflight refused for want of ``--cors``, a line saying so."""
+    """WSGI middleware: one line per request to ``log`` (the favicon left out); after the first
+    preflight refused for want of ``--cors``, a line saying so."""
 
     def __init__(self, app: Callable, log: Callable[[str], Any]) -> None:
         self.app, self.log = app, log
@@ -2063,36 +2038,25 @@ class AccessLog:
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
-        sent: list[str] = []
-
-        def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
-            sent.append(status)
-            return start_response(status, headers, exc_info)
-
-        result = self.app(environ, recording)
+        result = self.app(environ, start_response)
         if environ['PATH_INFO'] != FAVICON:
-            status = status_sent(environ, sent)
-            self.log(access_line(environ, status, time.perf_counter() - started))
+            query = environ.get('QUERY_STRING')
+            target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
+                environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))
+            status = environ.get(DROPPED) or environ.get(STATUS, 'dropped')  # the journal's
+            self.log(log_line(environ.get('REMOTE_ADDR') or '-',
+                              f'{environ["REQUEST_METHOD"]} {target}', str(status),
+                              f'{(time.perf_counter() - started) * 1000:.1f}ms'))
         if environ.get(PREFLIGHT_REFUSED) and not self._hinted:
             self._hinted = True
             origin = printable(environ['HTTP_ORIGIN'][:200])
             self.log(f'petstore-stub: a page on {origin} asked to call the API; '
-                             'restart the stub with --cors to let it')
+                     'restart the stub with --cors to let it')
         return result
 
 
-def access_line(environ: dict, status: int | None, seconds: float) -> str:
-    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
-    target = environ.get('REQUEST_URI')
-    if target is None:
-        query = environ.get('QUERY_STRING')
-        target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
-    return log_line(environ.get('REMOTE_ADDR') or '-', f'{environ["REQUEST_METHOD"]} {target}',
-                    (environ.get(DROPPED) or 'dropped') if status is None else str(status),
-                    f'{seconds * 1000:.1f}ms')
-
-
 def log_line(client: str, request: str, status: str, duration: str) -> str:
+    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
     return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
             f'{printable(request)} {status} {duration}')
 
