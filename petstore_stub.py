@@ -1022,8 +1022,8 @@ def append_durably(descriptor: int, data: bytes) -> None:
 # endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware. A request
 # passes, outermost first:
 #
-#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck
-#         -> Cors (or, without --cors, PreflightWithoutCors) -> bottle (key check, routes, faults)
+#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Cors
+#         -> bottle (key check, routes, faults)
 
 ADMIN_PREFIX = '/__admin/'
 #: What the journal keeps of each request (see journal_entry()).
@@ -1034,12 +1034,6 @@ JOURNAL_TEXT_CHARS = 1024
 CALLS_SHOWN = 5
 #: How many failures inside the app check() can report.
 ERRORS_KEPT = 100
-#: What a browser's cross-origin request may send and read (``--cors``).
-CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
-CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
-CORS_MAX_AGE = '600'
-CORS_HINT = ('this is a preflight from a page on another origin, and cross-origin calls are '
-             'off: start the stub with --cors to let pages on any origin call the API')
 #: The faults chaos draws from unless told otherwise.
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
@@ -1054,7 +1048,6 @@ FAULT = 'petstore_stub.fault'
 STATUS = 'petstore_stub.status'
 DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
-#: Set by PreflightWithoutCors: a preflight was refused, for the access log's hint.
 PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'
 RECORD = 'petstore_stub.record'
 #: Set by the server adapter: when the request's head arrived (time.monotonic_ns(); in-process,
@@ -1114,7 +1107,7 @@ class StubApp:
             add_admin_routes(api, self)
         api.install(self.faults)
         api.install(DocumentHeaders())
-        app: Any = Cors(api) if cors else PreflightWithoutCors(api)
+        app: Any = Cors(api, cors)
         if self.allowed_hosts is not None:
             app = HostCheck(app, self.allowed_hosts)
         if trust_proxy:
@@ -1851,64 +1844,55 @@ def parse_allowed_host(text: str) -> str:
 
 
 class Cors:
-    """WSGI middleware for ``--cors``: browser pages on any origin may call the API. A preflight
-    needs no key (browsers send it without credentials). Every response, errors included, lets the
-    page read it. ``*`` is safe: the key travels in a header, never in a cookie. The admin endpoints
-    stay same-origin: the page at ``/`` is all that calls them from a browser, and a page elsewhere
-    must not reset a test's stub or read its journal."""
+    """WSGI middleware for pages on other origins. With ``--cors`` (``allow``) they may call the
+    API: a preflight needs no key (a browser sends none), and every response lets the page read it
+    (``*`` is safe: the key travels in a header, never in a cookie). Without it, a preflight gets a
+    403 naming ``--cors``, the same for every path, where the key check would send the reader after
+    the key. The admin endpoints stay same-origin: no page elsewhere may reset or read the stub."""
 
-    def __init__(self, app: Callable) -> None:
-        self.app = app
+    def __init__(self, app: Callable, allow: bool) -> None:
+        self.app, self.allow = app, allow
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if is_admin_call(environ):  # a preflight among them: the key check refuses it
             return self.app(environ, start_response)
-        if environ['REQUEST_METHOD'] == 'OPTIONS':
+        preflight = environ['REQUEST_METHOD'] == 'OPTIONS'
+        if not self.allow:
+            if (preflight and 'HTTP_ORIGIN' in environ
+                    and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ):
+                environ[PREFLIGHT_REFUSED] = True
+                return send_error(ApiError(
+                    403, 'cors_not_enabled', 'this is a preflight from a page on another origin, '
+                    'and cross-origin calls are off: start the stub with --cors to let pages on '
+                    'any origin call the API'), environ, start_response)
+            return self.app(environ, start_response)
+        if preflight:
             start_response('204 No Content', [
                 ('Access-Control-Allow-Origin', '*'),
                 ('Access-Control-Allow-Methods', 'GET, POST, OPTIONS'),
-                ('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS),
-                ('Access-Control-Max-Age', CORS_MAX_AGE),
+                ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
+                ('Access-Control-Max-Age', '600'),
             ])
             return []
 
         def with_cors(status: str, headers: list, exc_info: Any = None) -> Callable:
-            return start_response(status, [*headers, ('Access-Control-Allow-Origin', '*'),
-                                           ('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)],
-                                  exc_info)
+            return start_response(status, [
+                *headers, ('Access-Control-Allow-Origin', '*'),
+                ('Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, '
+                                                  'WWW-Authenticate')], exc_info)
         return self.app(environ, with_cors)
 
 
-class PreflightWithoutCors:
-    """WSGI middleware, without ``--cors``: a browser's preflight to the API gets a 403 naming
-    ``--cors``, where the key check would answer 401 (a browser sends a preflight without the key)
-    and send whoever reads it after the key. The answer is the same for every path, so it tells
-    nothing of which paths exist; the admin endpoints keep their 401."""
+class ForwardedHeaders:
+    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address from the last
+    value (the proxy's own) of ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed
+    one is a 400, journalled as any other. Not waitress's ``trusted_proxy``: it answers a malformed
+    header with a text/plain 400 that the server adapter cannot turn into the Error body."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        if (environ['REQUEST_METHOD'] == 'OPTIONS' and 'HTTP_ORIGIN' in environ
-                and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ
-                and not is_admin_call(environ)):
-            environ[PREFLIGHT_REFUSED] = True
-            return send_error(ApiError(403, 'cors_not_enabled', CORS_HINT), environ,
-                              start_response)
-        return self.app(environ, start_response)
-
-
-class ForwardedHeaders:
-    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the proxy in
-    front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``. A proxy appends
-    its value to any a client sent, so the last value of each is the proxy's own; a malformed one is
-    a 400, journalled as any other. waitress's own ``trusted_proxy`` answers a malformed header with
-    a text/plain 400 that the server adapter cannot turn into the Error body."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    def __call__(self, environ: dict, start_response: Any) -> Any:
         try:
             apply_forwarded(environ)
         except ApiError as error:
