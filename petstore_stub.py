@@ -1077,9 +1077,11 @@ class StubApp:
                  trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
                  access_log: Callable[[str], Any] | None = None,
                  allowed_hosts: Iterable[str] | None = None) -> None:
+        if isinstance(allowed_hosts, str):
+            raise ValueError(f'give a list of host names; got {allowed_hosts!r}')
+        self.allowed_hosts = None if allowed_hosts is None else frozenset(
+            map(parse_allowed_host, allowed_hosts))
         self.store = store = StubStore() if store is None else store
-        #: None: any Host is answered (see HostCheck)
-        self.allowed_hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
         self.api = api = create_app(store, api_keys, base_path, public_paths=(
             '/', f'{base_path}/openapi.json', FAVICON,
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])))
@@ -1778,31 +1780,25 @@ class Fence:
                     stub.lock.notify_all()
 
 
-#: What a local browser sends in Host for a stub on loopback; any 127.0.0.0/8 address passes too.
-LOOPBACK_HOSTS = frozenset({'localhost', '127.0.0.1', '[::1]'})
 #: A name ``--allow-host`` takes: labels of letters, digits, ``-`` and ``_`` (a Compose
 #: service such as ``pet_store``), joined by dots.
 ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9_-]{1,63}(?<!-))*')
 
 
 class HostCheck:
-    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name, or
-    to one of ``allowed_hosts`` (``--allow-host``). A web page can point a name of its own at
-    127.0.0.1 (DNS rebinding) and then call the stub as its own origin, reading the answers; the
-    browser still sends that name in Host, so the request gets a 421 before the key check and before
-    anything is read or changed. A request without Host (HTTP/1.0) is no browser's, and passes."""
+    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name or
+    one of ``allowed_hosts``. A web page can point a name of its own at 127.0.0.1 (DNS rebinding)
+    and call the stub as its own origin, but the browser still sends that name in Host: a 421,
+    before anything is read or changed."""
 
-    def __init__(self, app: Callable, allowed_hosts: Iterable[str]) -> None:
-        self.app = app
-        self.allowed = LOOPBACK_HOSTS | frozenset(allowed_hosts)
+    def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
+        self.app, self.allowed = app, allowed_hosts
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        host = environ.get('HTTP_HOST')
-        if host is None:
-            return self.app(environ, start_response)
+        host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
         # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
         name = host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]
-        if name.lower() in self.allowed or is_loopback(name):
+        if name.lower() in self.allowed or is_loopback(name.lower()):
             return self.app(environ, start_response)
         return send_error(ApiError(
             421, 'misdirected_request',
@@ -1814,29 +1810,19 @@ class HostCheck:
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is localhost or a loopback address (``127.5.6.7``, ``::1``, ``[::1]``)."""
-    try:
-        if host.startswith('['):
-            return ipaddress.IPv6Address(host[1:-1]).is_loopback
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == 'localhost'
-
-
-def parse_allowed_hosts(names: Iterable[str]) -> frozenset[str]:
-    """``allowed_hosts`` as HostCheck compares them; ValueError for one that is no host name."""
-    if isinstance(names, str):
-        raise ValueError(f'give a list of host names; got {names!r}')
-    return frozenset(map(parse_allowed_host, names))
+    with contextlib.suppress(ValueError):
+        return (ipaddress.IPv6Address(host[1:-1]) if host.startswith('[')
+                else ipaddress.ip_address(host)).is_loopback
+    return host == 'localhost'
 
 
 def parse_allowed_host(text: str) -> str:
     """A name for ``--allow-host`` as a Host header carries it, port left out: ``pets.local``,
     ``192.168.1.5`` or ``[fd00::1]``, in lower case; ValueError if it is none."""
     name = text.lower() if isinstance(text, str) else ''
-    if name.startswith('[') and name.endswith(']') or name.count(':') > 1:
+    if ':' in name and '%' not in name:  # an IPv6 address; a zone would be sent as %25
         with contextlib.suppress(ValueError):
-            if '%' not in name:  # a zone would be sent encoded, as %25
-                return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
+            return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
     elif len(name) <= 253 and ALLOWED_HOST_PATTERN.fullmatch(name):
         return name
     raise ValueError('an allowed host is a host name (such as pets.local) or an IP address, '
@@ -1901,61 +1887,36 @@ class ForwardedHeaders:
 
 
 def apply_forwarded(environ: dict) -> None:
-    scheme, host, port, client = (forwarded(environ, name) for name in ('PROTO', 'HOST', 'PORT',
-                                                                        'FOR'))
+    scheme, host, port, client = (
+        None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
+        for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
+                                       'HTTP_X_FORWARDED_PORT', 'HTTP_X_FORWARDED_FOR')))
     if scheme is not None:
         if scheme.lower() not in ('http', 'https'):
             raise bad_forwarded('Proto', scheme, 'http or https')
         environ['wsgi.url_scheme'] = scheme.lower()
     if host is not None or port is not None:
-        match = HOST_PATTERN.fullmatch(host if host is not None else environ.get('HTTP_HOST', ''))
-        if match is None:
+        match = HOST_PATTERN.fullmatch(environ.get('HTTP_HOST', '') if host is None else host)
+        number = match and parse_whole_number(port if port is not None else match['port'] or '80')
+        if match and port is not None and not 0 < (number or 0) <= 65535:
+            raise bad_forwarded('Port', port, 'a port number')
+        if not 0 < (number or 0) <= 65535:  # no match, or a port past 65535 in the host
             raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
-        number = parse_whole_number(port if port is not None else match['port'] or '443')
-        if number is None or not 0 < number <= 65535:
-            if port is not None:
-                raise bad_forwarded('Port', port, 'a port number')
-            raise bad_forwarded('Host', host, 'a host name, with a port number if any')
         default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
-        has_port = bool(port or match['port'])  # an empty port (``host:``) is no port
+        has_port = port or match['port']  # an empty port (``host:``) is no port
         environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
                                                 else '')
     if client is not None:
-        address = forwarded_address(client)
-        if address is None:
+        match = FORWARDED_NODE.fullmatch(client)
+        try:
+            if match is None:
+                raise ValueError(client)
+            environ['REMOTE_ADDR'] = match['token'] or str(  # the address, its port left out
+                ipaddress.IPv4Address(match['ipv4']) if match['ipv4']
+                else ipaddress.IPv6Address(match['ipv6'] or match['bare']))
+        except ValueError:
             raise bad_forwarded('For', client, 'an IP address (IPv6 in brackets before a port), '
-                                'unknown or an _obfuscated name, with a port if any')
-        environ['REMOTE_ADDR'] = address
-
-
-#: A node of X-Forwarded-For as proxies send it (RFC 7239, section 6): an IPv4 address, an
-#: IPv6 address in brackets, ``unknown`` or an obfuscated ``_name``, each perhaps with a port
-#: (a number or an obfuscated ``_name``); or an IPv6 address alone, without brackets.
-FORWARDED_NODE = re.compile(
-    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<name>[0-9.]+|unknown|_[A-Za-z0-9._-]+))'
-    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
-
-
-def forwarded_address(node: str) -> str | None:
-    """The address part of an X-Forwarded-For node (``203.0.113.7:51234`` -> ``203.0.113.7``,
-    ``unknown`` as it is), or None if it is none."""
-    match = FORWARDED_NODE.fullmatch(node)
-    if match is None:
-        return None
-    if match['name'] == 'unknown' or (match['name'] or '').startswith('_'):
-        return match['name']
-    try:
-        if match['name'] is not None:
-            return str(ipaddress.IPv4Address(match['name']))
-        return str(ipaddress.IPv6Address(match['ipv6'] or match['bare']))
-    except ValueError:
-        return None
-
-
-def forwarded(environ: dict, name: str) -> str | None:
-    """The last value of ``X-Forwarded-<name>``: the one the proxy in front appended."""
-    value = environ.get(f'HTTP_X_FORWARDED_{name}')
-    return None if value is None else value.rpartition(',')[2].strip()
+                                'unknown or an _obfuscated name, with a port if any') from None
 
 
 def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
@@ -1963,15 +1924,21 @@ def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
                     f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
 
 
-#: A Host header (RFC 3986): a name (``pet_store`` and ``ex%41mple`` included, but no comma,
-#: which joins the values of a header sent twice) or an IPv6 address in brackets, perhaps
-#: with a zone; then perhaps a port, which may be empty.
+#: A node of X-Forwarded-For (RFC 7239, section 6): an IPv4 address, an IPv6 address in brackets,
+#: ``unknown`` or an ``_obfuscated`` name, each perhaps with a port; or a bare IPv6 address.
+FORWARDED_NODE = re.compile(
+    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<ipv4>[0-9.]+)|(?P<token>unknown|_[A-Za-z0-9._-]+))'
+    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
+
+
+#: A Host header (RFC 3986): a name (``pet_store``, ``ex%41mple``; no comma, which joins a header
+#: sent twice) or an IPv6 address in brackets, perhaps with a zone; then perhaps a port, or ``:``.
 HOST_PATTERN = re.compile(
     r"(?P<name>[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
     r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
 
 
-def send_error(error: ApiError, environ: dict, start_response: Any) -> list[bytes]:
+def send_error(error: ApiError, environ: dict, start_response: Callable) -> list[bytes]:
     """Answer with an ApiError from outside bottle (a middleware)."""
     environ[ERROR] = {'code': error.code, 'message': error.message}
     start_response(error.status_line, error.headerlist)
