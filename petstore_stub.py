@@ -1064,12 +1064,7 @@ class StubApp:
     ``admin`` adds the ``/__admin/`` endpoints; ``cors`` lets pages on any origin call the API; the
     journal keeps ``journal_size`` requests; ``trust_proxy`` takes the client's address from
     ``X-Forwarded-*``; ``access_log`` gets a line per request; ``allowed_hosts``, unless None,
-    limits an app served on loopback to requests whose Host is a loopback name or one of these (see
-    ``HostCheck``).
-
-    It composes bottle rather than subclassing it: ``api`` is the bottle app, and each cross-cutting
-    piece a plugin or a middleware of its own. A test reads ``requests`` (the journal) and
-    ``errors``, sets ``delay`` and faults (``fail_next``), and ``clear()`` empties it all.
+    limits an app served on loopback to requests whose Host is a loopback name or one of these.
     """
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
@@ -1085,10 +1080,8 @@ class StubApp:
         self.api = api = create_app(store, api_keys, base_path, public_paths=(
             '/', f'{base_path}/openapi.json', FAVICON,
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])))
-        self.api_keys = tuple(api_keys)
-        self.base_path = base_path
-        self.admin = admin
-        self.cors = cors
+        self.api_keys, self.base_path = tuple(api_keys), base_path
+        self.admin, self.cors, self.access_log = admin, cors, access_log
         self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
         #: What failed inside the app: each exception, cut loose from its frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
@@ -1115,7 +1108,6 @@ class StubApp:
         if trust_proxy:
             app = ForwardedHeaders(app)
         app = Fence(RouteAsSent(Journal(app, self)), self)
-        self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -1139,7 +1131,6 @@ class StubApp:
                 self.lock.notify_all()
 
     def clear_journal(self) -> None:
-        """Empty the journal."""
         with self.lock:
             self.journal.clear()
 
@@ -1215,8 +1206,7 @@ class StubApp:
         return self.entries()
 
     def entries(self, since: int = 0) -> list[dict]:
-        """The journal's entries whose ``sequence`` is past ``since``, oldest first, each body
-        parsed now (the journal keeps it as it came)."""
+        """The journal's entries whose ``sequence`` is past ``since``, each body parsed now."""
         with self.lock:
             kept = [entry for entry in self.journal if entry['sequence'] > since]
         return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
@@ -1242,8 +1232,7 @@ class StubApp:
 
     def refused(self, request_line: str, status: int, code: str, message: str,
                 received: int) -> None:
-        """Record a request the server refused before the app saw it, as not valid HTTP;
-        ``received``: when it arrived (time.monotonic_ns())."""
+        """Record a request the server refused as not valid HTTP, which arrived at ``received``."""
         method, _, target = request_line.partition(' ')
         path, _, query = target.partition('?')
         if not (self.admin and path.startswith(ADMIN_PREFIX)):
@@ -1252,8 +1241,7 @@ class StubApp:
                         received)
 
     def record(self, entry: dict, received: int) -> None:
-        """Add ``entry`` to the journal, unless its request arrived (``received``) before the
-        last clear began."""
+        """Add ``entry`` to the journal, unless its request arrived before the last clear began."""
         with self.lock:
             if received >= self.cleared_at:
                 self.journal.append({**entry, 'sequence': next(self._sequence)})
@@ -1727,9 +1715,8 @@ def nesting(value: Any) -> int:
 
 
 def without_frames(error: BaseException) -> tuple[BaseException, str]:
-    """An exception and its traceback as text, the exception cut loose from its frames: a traceback
-    holds every local of every frame it passes through (a request's body among them), and an
-    exception kept for later must not keep them alive."""
+    """An exception and its traceback as text, the exception cut loose from its frames, which
+    hold every local they pass through (a request's body among them) alive."""
     text = ''.join(traceback.format_exception(error))
     link: BaseException | None = error
     while link is not None:
@@ -1752,9 +1739,8 @@ def is_admin_target(target: str) -> bool:
 
 class Fence:
     """WSGI middleware for StubApp.clear()'s clean cut, and for the delay: an API request waits
-    while a clear runs, then is counted while under way, for a clear to wait for. One that arrived
-    before the last clear began (it waited for a worker thread, say), or that a clear let go from
-    its delay, is dropped unanswered: it never reaches the next test."""
+    while a clear runs, then counts as under way, which a clear waits for. One that arrived before
+    the last clear began, or that a clear let go from its delay, is dropped unanswered."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1946,11 +1932,10 @@ def send_error(error: ApiError, environ: dict, start_response: Callable) -> list
 
 
 class RouteAsSent:
-    """WSGI middleware: route on the path as the client sent it, one segment at a time. A segment is
-    matched by its percent-decoded value, so ``/v1/pets/%31`` is ``/v1/pets/1``. A path that
-    decoding would change in shape (an encoded slash as in ``/v1/pets%2F1``, an empty or dot segment
-    as in ``/v1//pets``, bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, still
-    encoded, so that it never reaches a resource under another name."""
+    """WSGI middleware: route on the path as the client sent it. A segment is matched by its decoded
+    value (``/v1/pets/%31`` is ``/v1/pets/1``), but a path that decoding would change in shape (an
+    encoded slash as in ``/v1/pets%2F1``, an empty or dot segment, bytes that are not UTF-8) is
+    routed as sent, still encoded: it never reaches a resource under another name."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
@@ -2014,22 +1999,21 @@ def log_line(client: str, request: str, status: str, duration: str) -> str:
 
 class Console(logging.handlers.QueueListener):
     """Text for a person to read (the banner, the access log, stderr while serving), written by the
-    listener's thread, so that a slow, stalled or closed reader never costs a request. ``log()`` (a
-    line) and ``write()`` (any text: a console can stand in for ``sys.stderr``) only put the text in
-    a bounded queue. Text that finds it full, or cannot be written, is dropped; the first drop is
-    reported once on ``warnings``, another console if any, naming this one ``name``."""
+    listener's thread: ``log()`` (a line) and ``write()`` (any text, as ``sys.stderr`` takes it)
+    only put it in a bounded queue, so a stalled or closed reader never costs a request. Text that
+    finds it full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
 
     def __init__(self, stream: IO[str] | None, capacity: int = 1000,
                  warnings: Console | None = None, name: str = 'the access log') -> None:
         super().__init__(queue.Queue(capacity))
         self._stream, self._warnings, self.name = stream, warnings, name
+        self._broken, self._warned = stream is None, False
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
         # no lock that the interpreter needs to flush sys.stdout on its way out.
         try:
-            self._descriptor: int | None = os.dup(stream.fileno()) if stream else None
+            self._descriptor: int | None = os.dup(stream.fileno())
         except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
             self._descriptor = None
-        self._broken = self._warned = False
         self.start()
 
     def log(self, line: str) -> None:
@@ -2047,14 +2031,13 @@ class Console(logging.handlers.QueueListener):
 
     def handle(self, text: str) -> None:
         """Write ``text``, in the listener's thread."""
-        if self._broken or self._stream is None:
+        if self._broken:
             return
         try:
             if self._descriptor is not None:
                 write_all(self._descriptor, text.encode('utf-8', 'replace'))
             else:
-                self._stream.write(text)
-                self._stream.flush()
+                print(text, end='', file=self._stream, flush=True)
         except (OSError, ValueError) as error:
             self._broken = True
             reason = getattr(error, 'strerror', None) or error
