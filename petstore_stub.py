@@ -1020,25 +1020,18 @@ def append_durably(descriptor: int, data: bytes) -> None:
 # endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware. A request
 # passes, outermost first:
 #
-#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck
-#         -> Cors (or, without --cors, PreflightWithoutCors) -> bottle (key check, routes, faults)
+#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Cors
+#         -> bottle (key check, routes, faults)
 
 ADMIN_PREFIX = '/__admin/'
 #: What the journal keeps of each request (see journal_entry()).
 JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
 JOURNAL_TEXT_CHARS = 1024
-JOURNAL_JSON_DEPTH = 100  # deeper bodies are kept as text
 #: How many recorded requests the message of a failed assertion lists.
 CALLS_SHOWN = 5
 #: How many failures inside the app check() can report.
 ERRORS_KEPT = 100
-#: What a browser's cross-origin request may send and read (``--cors``).
-CORS_ALLOW_HEADERS = 'Authorization, Content-Type'
-CORS_EXPOSE_HEADERS = 'Location, Deprecation, Sunset, Link, WWW-Authenticate'
-CORS_MAX_AGE = '600'
-CORS_HINT = ('this is a preflight from a page on another origin, and cross-origin calls are '
-             'off: start the stub with --cors to let pages on any origin call the API')
 #: The faults chaos draws from unless told otherwise.
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
@@ -1046,21 +1039,20 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
-#: Set in the WSGI environ: the fault that fired; how a connection closed with no
-#: response ('dropped' or 'reset'); the page served to a browser.
+#: Set in the WSGI environ: the fault that fired; the status the app sent; how a connection closed
+#: with no response ('dropped' or 'reset'); the page served to a browser; a preflight refused for
+#: want of --cors; a function that records this request, taken out by whoever calls it.
 FAULT = 'petstore_stub.fault'
+STATUS = 'petstore_stub.status'
 DROPPED = 'petstore_stub.dropped'
 PAGE = 'petstore_stub.page'
-#: Set by PreflightWithoutCors: a preflight was refused, for the access log's hint.
 PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'
-#: Set by the server adapter (in-process, by the fence): when the request's head arrived
-#: (time.monotonic_ns()). One that arrived before the last clear() began is stale.
-RECEIVED = 'petstore_stub.received'
-#: Set by the server adapter: a function that closes the request's connection before any
-#: response byte, ``abort=True`` with a TCP reset; an in-process app has none.
-CLOSE_CONNECTION = 'petstore_stub.close_connection'
-#: Set by the journal: a function that records this request, taken out by whoever calls it.
 RECORD = 'petstore_stub.record'
+#: Set by the server adapter: when the request's head arrived (time.monotonic_ns(); in-process,
+#: the fence sets it), and a function that closes its connection before any response byte,
+#: ``abort=True`` with a TCP reset.
+RECEIVED = 'petstore_stub.received'
+CLOSE_CONNECTION = 'petstore_stub.close_connection'
 
 
 class StubApp:
@@ -1070,12 +1062,7 @@ class StubApp:
     ``admin`` adds the ``/__admin/`` endpoints; ``cors`` lets pages on any origin call the API; the
     journal keeps ``journal_size`` requests; ``trust_proxy`` takes the client's address from
     ``X-Forwarded-*``; ``access_log`` gets a line per request; ``allowed_hosts``, unless None,
-    limits an app served on loopback to requests whose Host is a loopback name or one of these (see
-    ``HostCheck``).
-
-    It composes bottle rather than subclassing it: ``api`` is the bottle app, and each cross-cutting
-    piece a plugin or a middleware of its own. A test reads ``requests`` (the journal) and
-    ``errors``, sets ``delay`` and faults (``fail_next``), and ``clear()`` empties it all.
+    limits an app served on loopback to requests whose Host is a loopback name or one of these.
     """
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
@@ -1083,16 +1070,16 @@ class StubApp:
                  trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
                  access_log: Callable[[str], Any] | None = None,
                  allowed_hosts: Iterable[str] | None = None) -> None:
+        if isinstance(allowed_hosts, str):
+            raise ValueError(f'give a list of host names; got {allowed_hosts!r}')
+        self.allowed_hosts = None if allowed_hosts is None else frozenset(
+            map(parse_allowed_host, allowed_hosts))
         self.store = store = StubStore() if store is None else store
-        #: None: any Host is answered (see HostCheck)
-        self.allowed_hosts = None if allowed_hosts is None else parse_allowed_hosts(allowed_hosts)
         self.api = api = create_app(store, api_keys, base_path, public_paths=(
             '/', f'{base_path}/openapi.json', FAVICON,
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])))
-        self.api_keys = tuple(api_keys)
-        self.base_path = base_path
-        self.admin = admin
-        self.cors = cors
+        self.api_keys, self.base_path = tuple(api_keys), base_path
+        self.admin, self.cors, self.access_log = admin, cors, access_log
         self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
         #: What failed inside the app: each exception, cut loose from its frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
@@ -1113,13 +1100,12 @@ class StubApp:
             add_admin_routes(api, self)
         api.install(self.faults)
         api.install(DocumentHeaders())
-        app: Any = Cors(api) if cors else PreflightWithoutCors(api)
+        app: Any = Cors(api, cors)
         if self.allowed_hosts is not None:
             app = HostCheck(app, self.allowed_hosts)
         if trust_proxy:
             app = ForwardedHeaders(app)
         app = Fence(RouteAsSent(Journal(app, self)), self)
-        self.access_log = access_log
         self._wsgi = app if access_log is None else AccessLog(app, access_log)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -1143,7 +1129,6 @@ class StubApp:
                 self.lock.notify_all()
 
     def clear_journal(self) -> None:
-        """Empty the journal."""
         with self.lock:
             self.journal.clear()
 
@@ -1219,8 +1204,7 @@ class StubApp:
         return self.entries()
 
     def entries(self, since: int = 0) -> list[dict]:
-        """The journal's entries whose ``sequence`` is past ``since``, oldest first, each body
-        parsed now (the journal keeps it as it came)."""
+        """The journal's entries whose ``sequence`` is past ``since``, each body parsed now."""
         with self.lock:
             kept = [entry for entry in self.journal if entry['sequence'] > since]
         return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
@@ -1246,8 +1230,7 @@ class StubApp:
 
     def refused(self, request_line: str, status: int, code: str, message: str,
                 received: int) -> None:
-        """Record a request the server refused before the app saw it, as not valid HTTP;
-        ``received``: when it arrived (time.monotonic_ns())."""
+        """Record a request the server refused as not valid HTTP, which arrived at ``received``."""
         method, _, target = request_line.partition(' ')
         path, _, query = target.partition('?')
         if not (self.admin and path.startswith(ADMIN_PREFIX)):
@@ -1256,8 +1239,7 @@ class StubApp:
                         received)
 
     def record(self, entry: dict, received: int) -> None:
-        """Add ``entry`` to the journal, unless its request arrived (``received``) before the
-        last clear began."""
+        """Add ``entry`` to the journal, unless its request arrived before the last clear began."""
         with self.lock:
             if received >= self.cleared_at:
                 self.journal.append({**entry, 'sequence': next(self._sequence)})
@@ -1612,17 +1594,17 @@ def is_fault(value: Any) -> bool:
 
 class Journal:
     """WSGI middleware: records each request in ``stub.journal`` (not admin calls, the page at ``/``
-    or its icon), and each failure inside the app in ``stub.errors``."""
+    or its icon), and each failure inside the app in ``stub.errors``. The status sent goes in
+    ``environ[STATUS]``, for the access log too."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         stub = self.stub
-        sent: list[str] = []
 
         def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
-            sent.append(status)
+            environ[STATUS] = int(status[:3])
             if exc_info is not None:  # bottle hands over what failed, with its 500
                 stub.errors.append(without_frames(exc_info[1]))
             return start_response(status, headers, exc_info)
@@ -1630,63 +1612,48 @@ class Journal:
         if stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
                                         or environ['PATH_INFO'] == FAVICON):
             # A fault that closes the connection takes this out and records the request first.
-            environ[RECORD] = functools.partial(self.record, environ, BodyRecorder(environ))
+            environ[RECORD] = Recording(environ, stub)
         result = self.app(environ, recording)
         if RECORD in environ:
-            environ.pop(RECORD)(status_sent(environ, sent))
+            environ.pop(RECORD)(None if DROPPED in environ else environ.get(STATUS))
         return result
 
-    def record(self, environ: dict, body: BodyRecorder, status: int | None) -> None:
-        if environ.get(PAGE):  # a browser's visit is no call
-            return
-        error = environ.get(ERROR) if status and status >= 400 else None
-        self.stub.record(journal_entry(environ, body.first_bytes(), status, error),
-                         environ.setdefault(RECEIVED, time.monotonic_ns()))
 
+class Recording:
+    """A request on its way to the journal. It stands in for the body (``wsgi.input``, which bottle
+    reads with read()), copying the first JOURNAL_BODY_BYTES and one more: a large body costs the
+    journal nothing. Called with the status sent (None for none), it records the request."""
 
-class BodyRecorder:
-    """The request body (``wsgi.input``), copying the first JOURNAL_BODY_BYTES and one more for the
-    journal, to tell a body cut short: a large body costs the journal nothing."""
-
-    def __init__(self, environ: dict) -> None:
-        self._input = environ['wsgi.input']
+    def __init__(self, environ: dict, stub: StubApp) -> None:
+        self.environ, self.stub, self._input = environ, stub, environ['wsgi.input']
         environ['wsgi.input'] = self
         length = parse_whole_number(environ.get('CONTENT_LENGTH') or '0')
         self._length = min(length or 0, JOURNAL_BODY_BYTES + 1)
         self._kept = bytearray()
 
     def read(self, size: int = -1) -> bytes:
-        return self._keep(self._input.read(size))
-
-    def readline(self, size: int = -1) -> bytes:
-        return self._keep(self._input.readline(size))
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.readline, b'')
-
-    def _keep(self, data: bytes) -> bytes:
-        room = self._length - len(self._kept)
-        if room > 0:
-            self._kept += data[:room]
+        data = self._input.read(size)
+        self._kept += data[:self._length - len(self._kept)]
         return data
 
-    def first_bytes(self) -> bytes:
-        """The first bytes of the body, reading them now if the app did not (a 401, say)."""
-        with contextlib.suppress(OSError, ValueError):
+    def __call__(self, status: int | None) -> None:
+        environ = self.environ
+        if environ.get(PAGE):  # a browser's visit is no call
+            return
+        with contextlib.suppress(OSError, ValueError):  # what the app did not read (a 401, say)
             while len(self._kept) < self._length and self.read(self._length - len(self._kept)):
                 pass
-        return bytes(self._kept)
+        error = environ.get(ERROR) if status and status >= 400 else None
+        self.stub.record(journal_entry(environ, bytes(self._kept), status, error),
+                         environ.setdefault(RECEIVED, time.monotonic_ns()))
 
 
 def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
-    """What the journal keeps of a request, about 10 KB at most whatever the client sent: the first
-    JOURNAL_TEXT_CHARS characters of the path and of the query, JOURNAL_HEADER_CHARS of the headers,
-    and JOURNAL_BODY_BYTES of the body (and one more, to tell it was cut), as bytes: parsed only
-    when read (decode_journal_body()), a body of many small values costs no more than its bytes.
-    ``truncated`` says whether anything was cut."""
+    """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
+    of the query, JOURNAL_HEADER_CHARS of the headers, and the body's first JOURNAL_BODY_BYTES and
+    one more, as bytes (parsed when read). ``truncated`` says whether anything was cut."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
-    body_cut = len(body) > JOURNAL_BODY_BYTES
     return {
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
@@ -1698,7 +1665,7 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
         'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
         'fault': environ.get(FAULT),
         'time': time.time(),
-        'truncated': (headers_cut or body_cut
+        'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
                       or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
     }
 
@@ -1706,14 +1673,12 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
 def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
     """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut;
     a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character)."""
-    names = {key: key[5:].replace('_', '-').title()
-             for key in environ if key.startswith('HTTP_')}
-    names.update((key, key.replace('_', '-').title())
-                 for key in ('CONTENT_TYPE', 'CONTENT_LENGTH') if environ.get(key))
     headers: dict[str, str] = {}
     room = JOURNAL_HEADER_CHARS
-    for key, name in names.items():
-        value = environ[key]
+    for key, value in environ.items():
+        if not (key.startswith('HTTP_') or key in ('CONTENT_TYPE', 'CONTENT_LENGTH') and value):
+            continue
+        name = key.removeprefix('HTTP_').replace('_', '-').title()
         with contextlib.suppress(UnicodeError):
             value = value.encode('latin-1').decode('utf-8')
         room -= len(name) + len(value)
@@ -1729,13 +1694,11 @@ def decode_journal_body(body: bytes) -> Any:
     if not body:
         return None
     text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
-    if len(body) > JOURNAL_BODY_BYTES:
-        return text
     with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
         value = loads_strict(text)
         # Not all that parses can be sent back: a lone surrogate (``"\ud800"``), a number
         # past a float (``1e400``), or nesting that leaves no room for the journal's own.
-        if nesting(value) <= JOURNAL_JSON_DEPTH:
+        if len(body) <= JOURNAL_BODY_BYTES and nesting(value) <= 100:
             json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
             return value
     return text
@@ -1751,20 +1714,14 @@ def nesting(value: Any) -> int:
 
 
 def without_frames(error: BaseException) -> tuple[BaseException, str]:
-    """An exception and its traceback as text, the exception cut loose from its frames: a traceback
-    holds every local of every frame it passes through (a request's body among them), and an
-    exception kept for later must not keep them alive."""
+    """An exception and its traceback as text, the exception cut loose from its frames, which
+    hold every local they pass through (a request's body among them) alive."""
     text = ''.join(traceback.format_exception(error))
     link: BaseException | None = error
     while link is not None:
         link.__traceback__ = None
         link = link.__cause__ or link.__context__
     return error, text
-
-
-def status_sent(environ: dict, sent: list[str]) -> int | None:
-    """The status of the last status line the app started, or None if no response went."""
-    return None if environ.get(DROPPED) or not sent else int(sent[-1][:3])
 
 
 # -- Middleware: the delay, the Host check, CORS, forwarded headers, routing ---
@@ -1781,9 +1738,8 @@ def is_admin_target(target: str) -> bool:
 
 class Fence:
     """WSGI middleware for StubApp.clear()'s clean cut, and for the delay: an API request waits
-    while a clear runs, then is counted while under way, for a clear to wait for. One that arrived
-    before the last clear began (it waited for a worker thread, say), or that a clear let go from
-    its delay, is dropped unanswered: it never reaches the next test."""
+    while a clear runs, then counts as under way, which a clear waits for. One that arrived before
+    the last clear began, or that a clear let go from its delay, is dropped unanswered."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
@@ -1809,31 +1765,25 @@ class Fence:
                     stub.lock.notify_all()
 
 
-#: What a local browser sends in Host for a stub on loopback; any 127.0.0.0/8 address passes too.
-LOOPBACK_HOSTS = frozenset({'localhost', '127.0.0.1', '[::1]'})
 #: A name ``--allow-host`` takes: labels of letters, digits, ``-`` and ``_`` (a Compose
 #: service such as ``pet_store``), joined by dots.
 ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9_-]{1,63}(?<!-))*')
 
 
 class HostCheck:
-    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name, or
-    to one of ``allowed_hosts`` (``--allow-host``). A web page can point a name of its own at
-    127.0.0.1 (DNS rebinding) and then call the stub as its own origin, reading the answers; the
-    browser still sends that name in Host, so the request gets a 421 before the key check and before
-    anything is read or changed. A request without Host (HTTP/1.0) is no browser's, and passes."""
+    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name or
+    one of ``allowed_hosts``. A web page can point a name of its own at 127.0.0.1 (DNS rebinding)
+    and call the stub as its own origin, but the browser still sends that name in Host: a 421,
+    before anything is read or changed."""
 
-    def __init__(self, app: Callable, allowed_hosts: Iterable[str]) -> None:
-        self.app = app
-        self.allowed = LOOPBACK_HOSTS | frozenset(allowed_hosts)
+    def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
+        self.app, self.allowed = app, allowed_hosts
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        host = environ.get('HTTP_HOST')
-        if host is None:
-            return self.app(environ, start_response)
+        host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
         # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
         name = host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]
-        if name.lower() in self.allowed or is_loopback(name):
+        if name.lower() in self.allowed or is_loopback(name.lower()):
             return self.app(environ, start_response)
         return send_error(ApiError(
             421, 'misdirected_request',
@@ -1845,29 +1795,19 @@ class HostCheck:
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is localhost or a loopback address (``127.5.6.7``, ``::1``, ``[::1]``)."""
-    try:
-        if host.startswith('['):
-            return ipaddress.IPv6Address(host[1:-1]).is_loopback
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == 'localhost'
-
-
-def parse_allowed_hosts(names: Iterable[str]) -> frozenset[str]:
-    """``allowed_hosts`` as HostCheck compares them; ValueError for one that is no host name."""
-    if isinstance(names, str):
-        raise ValueError(f'give a list of host names; got {names!r}')
-    return frozenset(map(parse_allowed_host, names))
+    with contextlib.suppress(ValueError):
+        return (ipaddress.IPv6Address(host[1:-1]) if host.startswith('[')
+                else ipaddress.ip_address(host)).is_loopback
+    return host == 'localhost'
 
 
 def parse_allowed_host(text: str) -> str:
     """A name for ``--allow-host`` as a Host header carries it, port left out: ``pets.local``,
     ``192.168.1.5`` or ``[fd00::1]``, in lower case; ValueError if it is none."""
     name = text.lower() if isinstance(text, str) else ''
-    if name.startswith('[') and name.endswith(']') or name.count(':') > 1:
+    if ':' in name and '%' not in name:  # an IPv6 address; a zone would be sent as %25
         with contextlib.suppress(ValueError):
-            if '%' not in name:  # a zone would be sent encoded, as %25
-                return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
+            return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
     elif len(name) <= 253 and ALLOWED_HOST_PATTERN.fullmatch(name):
         return name
     raise ValueError('an allowed host is a host name (such as pets.local) or an IP address, '
@@ -1875,64 +1815,55 @@ def parse_allowed_host(text: str) -> str:
 
 
 class Cors:
-    """WSGI middleware for ``--cors``: browser pages on any origin may call the API. A preflight
-    needs no key (browsers send it without credentials). Every response, errors included, lets the
-    page read it. ``*`` is safe: the key travels in a header, never in a cookie. The admin endpoints
-    stay same-origin: the page at ``/`` is all that calls them from a browser, and a page elsewhere
-    must not reset a test's stub or read its journal."""
+    """WSGI middleware for pages on other origins. With ``--cors`` (``allow``) they may call the
+    API: a preflight needs no key (a browser sends none), and every response lets the page read it
+    (``*`` is safe: the key travels in a header, never in a cookie). Without it, a preflight gets a
+    403 naming ``--cors``, the same for every path, where the key check would send the reader after
+    the key. The admin endpoints stay same-origin: no page elsewhere may reset or read the stub."""
 
-    def __init__(self, app: Callable) -> None:
-        self.app = app
+    def __init__(self, app: Callable, allow: bool) -> None:
+        self.app, self.allow = app, allow
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if is_admin_call(environ):  # a preflight among them: the key check refuses it
             return self.app(environ, start_response)
-        if environ['REQUEST_METHOD'] == 'OPTIONS':
+        preflight = environ['REQUEST_METHOD'] == 'OPTIONS'
+        if not self.allow:
+            if (preflight and 'HTTP_ORIGIN' in environ
+                    and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ):
+                environ[PREFLIGHT_REFUSED] = True
+                return send_error(ApiError(
+                    403, 'cors_not_enabled', 'this is a preflight from a page on another origin, '
+                    'and cross-origin calls are off: start the stub with --cors to let pages on '
+                    'any origin call the API'), environ, start_response)
+            return self.app(environ, start_response)
+        if preflight:
             start_response('204 No Content', [
                 ('Access-Control-Allow-Origin', '*'),
                 ('Access-Control-Allow-Methods', 'GET, POST, OPTIONS'),
-                ('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS),
-                ('Access-Control-Max-Age', CORS_MAX_AGE),
+                ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
+                ('Access-Control-Max-Age', '600'),
             ])
             return []
 
         def with_cors(status: str, headers: list, exc_info: Any = None) -> Callable:
-            return start_response(status, [*headers, ('Access-Control-Allow-Origin', '*'),
-                                           ('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS)],
-                                  exc_info)
+            return start_response(status, [
+                *headers, ('Access-Control-Allow-Origin', '*'),
+                ('Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, '
+                                                  'WWW-Authenticate')], exc_info)
         return self.app(environ, with_cors)
 
 
-class PreflightWithoutCors:
-    """WSGI middleware, without ``--cors``: a browser's preflight to the API gets a 403 naming
-    ``--cors``, where the key check would answer 401 (a browser sends a preflight without the key)
-    and send whoever reads it after the key. The answer is the same for every path, so it tells
-    nothing of which paths exist; the admin endpoints keep their 401."""
+class ForwardedHeaders:
+    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address from the last
+    value (the proxy's own) of ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed
+    one is a 400, journalled as any other. Not waitress's ``trusted_proxy``: it answers a malformed
+    header with a text/plain 400 that the server adapter cannot turn into the Error body."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        if (environ['REQUEST_METHOD'] == 'OPTIONS' and 'HTTP_ORIGIN' in environ
-                and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ
-                and not is_admin_call(environ)):
-            environ[PREFLIGHT_REFUSED] = True
-            return send_error(ApiError(403, 'cors_not_enabled', CORS_HINT), environ,
-                              start_response)
-        return self.app(environ, start_response)
-
-
-class ForwardedHeaders:
-    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address, as the proxy in
-    front reports them in ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``. A proxy appends
-    its value to any a client sent, so the last value of each is the proxy's own; a malformed one is
-    a 400, journalled as any other. waitress's own ``trusted_proxy`` answers a malformed header with
-    a text/plain 400 that the server adapter cannot turn into the Error body."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    def __call__(self, environ: dict, start_response: Any) -> Any:
         try:
             apply_forwarded(environ)
         except ApiError as error:
@@ -1941,61 +1872,36 @@ class ForwardedHeaders:
 
 
 def apply_forwarded(environ: dict) -> None:
-    scheme, host, port, client = (forwarded(environ, name) for name in ('PROTO', 'HOST', 'PORT',
-                                                                        'FOR'))
+    scheme, host, port, client = (
+        None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
+        for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
+                                       'HTTP_X_FORWARDED_PORT', 'HTTP_X_FORWARDED_FOR')))
     if scheme is not None:
         if scheme.lower() not in ('http', 'https'):
             raise bad_forwarded('Proto', scheme, 'http or https')
         environ['wsgi.url_scheme'] = scheme.lower()
     if host is not None or port is not None:
-        match = HOST_PATTERN.fullmatch(host if host is not None else environ.get('HTTP_HOST', ''))
-        if match is None:
+        match = HOST_PATTERN.fullmatch(environ.get('HTTP_HOST', '') if host is None else host)
+        number = match and parse_whole_number(port if port is not None else match['port'] or '80')
+        if match and port is not None and not 0 < (number or 0) <= 65535:
+            raise bad_forwarded('Port', port, 'a port number')
+        if not 0 < (number or 0) <= 65535:  # no match, or a port past 65535 in the host
             raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
-        number = parse_whole_number(port if port is not None else match['port'] or '443')
-        if number is None or not 0 < number <= 65535:
-            if port is not None:
-                raise bad_forwarded('Port', port, 'a port number')
-            raise bad_forwarded('Host', host, 'a host name, with a port number if any')
         default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
-        has_port = bool(port or match['port'])  # an empty port (``host:``) is no port
+        has_port = port or match['port']  # an empty port (``host:``) is no port
         environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
                                                 else '')
     if client is not None:
-        address = forwarded_address(client)
-        if address is None:
+        match = FORWARDED_NODE.fullmatch(client)
+        try:
+            if match is None:
+                raise ValueError(client)
+            environ['REMOTE_ADDR'] = match['token'] or str(  # the address, its port left out
+                ipaddress.IPv4Address(match['ipv4']) if match['ipv4']
+                else ipaddress.IPv6Address(match['ipv6'] or match['bare']))
+        except ValueError:
             raise bad_forwarded('For', client, 'an IP address (IPv6 in brackets before a port), '
-                                'unknown or an _obfuscated name, with a port if any')
-        environ['REMOTE_ADDR'] = address
-
-
-#: A node of X-Forwarded-For as proxies send it (RFC 7239, section 6): an IPv4 address, an
-#: IPv6 address in brackets, ``unknown`` or an obfuscated ``_name``, each perhaps with a port
-#: (a number or an obfuscated ``_name``); or an IPv6 address alone, without brackets.
-FORWARDED_NODE = re.compile(
-    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<name>[0-9.]+|unknown|_[A-Za-z0-9._-]+))'
-    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
-
-
-def forwarded_address(node: str) -> str | None:
-    """The address part of an X-Forwarded-For node (``203.0.113.7:51234`` -> ``203.0.113.7``,
-    ``unknown`` as it is), or None if it is none."""
-    match = FORWARDED_NODE.fullmatch(node)
-    if match is None:
-        return None
-    if match['name'] == 'unknown' or (match['name'] or '').startswith('_'):
-        return match['name']
-    try:
-        if match['name'] is not None:
-            return str(ipaddress.IPv4Address(match['name']))
-        return str(ipaddress.IPv6Address(match['ipv6'] or match['bare']))
-    except ValueError:
-        return None
-
-
-def forwarded(environ: dict, name: str) -> str | None:
-    """The last value of ``X-Forwarded-<name>``: the one the proxy in front appended."""
-    value = environ.get(f'HTTP_X_FORWARDED_{name}')
-    return None if value is None else value.rpartition(',')[2].strip()
+                                'unknown or an _obfuscated name, with a port if any') from None
 
 
 def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
@@ -2003,15 +1909,21 @@ def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
                     f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
 
 
-#: A Host header (RFC 3986): a name (``pet_store`` and ``ex%41mple`` included, but no comma,
-#: which joins the values of a header sent twice) or an IPv6 address in brackets, perhaps
-#: with a zone; then perhaps a port, which may be empty.
+#: A node of X-Forwarded-For (RFC 7239, section 6): an IPv4 address, an IPv6 address in brackets,
+#: ``unknown`` or an ``_obfuscated`` name, each perhaps with a port; or a bare IPv6 address.
+FORWARDED_NODE = re.compile(
+    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<ipv4>[0-9.]+)|(?P<token>unknown|_[A-Za-z0-9._-]+))'
+    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
+
+
+#: A Host header (RFC 3986): a name (``pet_store``, ``ex%41mple``; no comma, which joins a header
+#: sent twice) or an IPv6 address in brackets, perhaps with a zone; then perhaps a port, or ``:``.
 HOST_PATTERN = re.compile(
     r"(?P<name>[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
     r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
 
 
-def send_error(error: ApiError, environ: dict, start_response: Any) -> list[bytes]:
+def send_error(error: ApiError, environ: dict, start_response: Callable) -> list[bytes]:
     """Answer with an ApiError from outside bottle (a middleware)."""
     environ[ERROR] = {'code': error.code, 'message': error.message}
     start_response(error.status_line, error.headerlist)
@@ -2019,11 +1931,10 @@ def send_error(error: ApiError, environ: dict, start_response: Any) -> list[byte
 
 
 class RouteAsSent:
-    """WSGI middleware: route on the path as the client sent it, one segment at a time. A segment is
-    matched by its percent-decoded value, so ``/v1/pets/%31`` is ``/v1/pets/1``. A path that
-    decoding would change in shape (an encoded slash as in ``/v1/pets%2F1``, an empty or dot segment
-    as in ``/v1//pets``, bytes that are not UTF-8 as in ``/v1/pe%FFts``) is routed as sent, still
-    encoded, so that it never reaches a resource under another name."""
+    """WSGI middleware: route on the path as the client sent it. A segment is matched by its decoded
+    value (``/v1/pets/%31`` is ``/v1/pets/1``), but a path that decoding would change in shape (an
+    encoded slash as in ``/v1/pets%2F1``, an empty or dot segment, bytes that are not UTF-8) is
+    routed as sent, still encoded: it never reaches a resource under another name."""
 
     def __init__(self, app: Callable) -> None:
         self.app = app
@@ -2053,8 +1964,8 @@ def is_plain_segment(segment: str) -> bool:
 # -- The access log and the console --------------------------------------------
 
 class AccessLog:
-    """WSGI middleware: one line per request to ``log``, the favicon left out; after the
-    first preflight refused for want of ``--cors``, a line saying so."""
+    """WSGI middleware: one line per request to ``log`` (the favicon left out); after the first
+    preflight refused for want of ``--cors``, a line saying so."""
 
     def __init__(self, app: Callable, log: Callable[[str], Any]) -> None:
         self.app, self.log = app, log
@@ -2062,58 +1973,46 @@ class AccessLog:
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
-        sent: list[str] = []
-
-        def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
-            sent.append(status)
-            return start_response(status, headers, exc_info)
-
-        result = self.app(environ, recording)
+        result = self.app(environ, start_response)
         if environ['PATH_INFO'] != FAVICON:
-            status = status_sent(environ, sent)
-            self.log(access_line(environ, status, time.perf_counter() - started))
+            query = environ.get('QUERY_STRING')
+            target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
+                environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))
+            status = environ.get(DROPPED) or environ.get(STATUS, 'dropped')  # the journal's
+            self.log(log_line(environ.get('REMOTE_ADDR') or '-',
+                              f'{environ["REQUEST_METHOD"]} {target}', str(status),
+                              f'{(time.perf_counter() - started) * 1000:.1f}ms'))
         if environ.get(PREFLIGHT_REFUSED) and not self._hinted:
             self._hinted = True
             origin = printable(environ['HTTP_ORIGIN'][:200])
             self.log(f'petstore-stub: a page on {origin} asked to call the API; '
-                             'restart the stub with --cors to let it')
+                     'restart the stub with --cors to let it')
         return result
 
 
-def access_line(environ: dict, status: int | None, seconds: float) -> str:
-    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
-    target = environ.get('REQUEST_URI')
-    if target is None:
-        query = environ.get('QUERY_STRING')
-        target = environ.get('PATH_INFO', '') + (f'?{query}' if query else '')
-    return log_line(environ.get('REMOTE_ADDR') or '-', f'{environ["REQUEST_METHOD"]} {target}',
-                    (environ.get(DROPPED) or 'dropped') if status is None else str(status),
-                    f'{seconds * 1000:.1f}ms')
-
-
 def log_line(client: str, request: str, status: str, duration: str) -> str:
+    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
     return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
             f'{printable(request)} {status} {duration}')
 
 
 class Console(logging.handlers.QueueListener):
     """Text for a person to read (the banner, the access log, stderr while serving), written by the
-    listener's thread, so that a slow, stalled or closed reader never costs a request. ``log()`` (a
-    line) and ``write()`` (any text: a console can stand in for ``sys.stderr``) only put the text in
-    a bounded queue. Text that finds it full, or cannot be written, is dropped; the first drop is
-    reported once on ``warnings``, another console if any, naming this one ``name``."""
+    listener's thread: ``log()`` (a line) and ``write()`` (any text, as ``sys.stderr`` takes it)
+    only put it in a bounded queue, so a stalled or closed reader never costs a request. Text that
+    finds it full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
 
     def __init__(self, stream: IO[str] | None, capacity: int = 1000,
                  warnings: Console | None = None, name: str = 'the access log') -> None:
         super().__init__(queue.Queue(capacity))
         self._stream, self._warnings, self.name = stream, warnings, name
+        self._broken, self._warned = stream is None, False
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
         # no lock that the interpreter needs to flush sys.stdout on its way out.
         try:
-            self._descriptor: int | None = os.dup(stream.fileno()) if stream else None
+            self._descriptor: int | None = os.dup(stream.fileno())
         except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
             self._descriptor = None
-        self._broken = self._warned = False
         self.start()
 
     def log(self, line: str) -> None:
@@ -2131,14 +2030,13 @@ class Console(logging.handlers.QueueListener):
 
     def handle(self, text: str) -> None:
         """Write ``text``, in the listener's thread."""
-        if self._broken or self._stream is None:
+        if self._broken:
             return
         try:
             if self._descriptor is not None:
                 write_all(self._descriptor, text.encode('utf-8', 'replace'))
             else:
-                self._stream.write(text)
-                self._stream.flush()
+                print(text, end='', file=self._stream, flush=True)
         except (OSError, ValueError) as error:
             self._broken = True
             reason = getattr(error, 'strerror', None) or error
