@@ -2438,12 +2438,9 @@ def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
 SERVER_THREADS = 16
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
-#: waitress's own limit on the request line and headers together (its default).
-SERVER_MAX_HEADER_BYTES = 256 * 1024
-#: Open connections the server holds, idle or slow ones included, before new ones wait;
-#: and how long a connection may stay silent before it is closed (seconds).
+#: Open connections, idle or slow ones included, before new ones wait. waitress's defaults keep
+#: the rest: 256 KiB of request line and headers, and a close after 120 silent seconds.
 CONNECTION_LIMIT = 1000
-IDLE_TIMEOUT = 120
 
 
 class ServerError(Exception):
@@ -2453,11 +2450,8 @@ class ServerError(Exception):
 class Waitress:
     """The server, waitress 3. Only this class touches waitress's internals, each for what its API
     lacks: the Error body for a request waitress cannot parse (``JSONErrorTask``); closing open
-    connections from another thread (``stop()``, through the event loop's ``trigger``); closing one
-    request's connection for a fault (``close_connection()``, put in the environ by ``Task``); and
-    strict framing (``Parser``): RFC 9112 lets a server refuse a Transfer-Encoding beside a
-    Content-Length (section 6.1), a pair that can smuggle a second request past a proxy.
-    """
+    connections from another thread (``close()``); closing one request's connection for a fault
+    (``close_connection()``, put in the environ by ``Task``); and strict framing (``Parser``)."""
 
     class JSONErrorTask(waitress.task.ErrorTask):
         """waitress's answer to a request it cannot parse, as the spec's Error body."""
@@ -2467,23 +2461,21 @@ class Waitress:
             message = {
                 413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
                      f'{MAX_BODY_BYTES}',
-                431: f'the request headers are over {SERVER_MAX_HEADER_BYTES} bytes in all',
+                431: f'the request headers are over {self.channel.adj.max_request_header_size} '
+                     'bytes in all',
                 500: 'the stub failed on this request; its log has the traceback',
             }.get(error.code, f'the request is not valid HTTP: {error.body}')
             body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
             self.status = f'{error.code} {error.reason}'
             self.response_headers += [('Content-Type', 'application/json'), ('Connection', 'close')]
-            # The connection closes after this answer; without this, waitress would still tell an
-            # HTTP/1.0 keep-alive client it stays open.
+            # Else waitress would still tell an HTTP/1.0 keep-alive client the connection stays.
             self.request.headers['CONNECTION'] = 'close'
             stub = self.channel.server.application
             # The request line as sent, without its HTTP version; none for headers too large
             # to read (waitress then stands a 'GET /' of its own in for it).
-            line = getattr(self.request, 'first_line', b'').decode('latin-1').rsplit(' HTTP/', 1)[0]
-            if error.code == 431 or not line:
-                line = '-'
-            # As Cors does for the app's own answers: the API's, not the admin endpoints'.
-            if stub.cors and not is_admin_target(line.partition(' ')[2]):
+            first = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
+            line = first.decode('latin-1').rsplit(' HTTP/', 1)[0] or '-'
+            if stub.cors and not is_admin_target(line.partition(' ')[2]):  # as Cors does
                 self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             # Recorded before it is answered: a client that has its answer finds it journalled.
             stub.refused(line, error.code, error_code_name(error.code), message,
@@ -2502,8 +2494,7 @@ class Waitress:
     TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
 
     class Parser(waitress.parser.HTTPRequestParser):
-        """waitress's request parser, refusing requests framed as RFC 9112 forbids or lets a
-        server refuse."""
+        """waitress's parser, refusing requests RFC 9112 forbids or lets a server refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
             self.petstore_received = time.monotonic_ns()  # for the Fence
@@ -2515,17 +2506,17 @@ class Waitress:
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
                 self.completed = True
                 return
-            problem = self.problem(encoded)
-            if problem is not None:
+            if (problem := self.problem(encoded)) is not None:
                 raise waitress.parser.ParsingError(problem)
 
         def problem(self, encoded: bool) -> str | None:
-            """What makes this parsed request one to refuse (RFC 9112), or None; ``encoded``:
-            it has a Transfer-Encoding header."""
+            """What makes this parsed request one to refuse, or None; ``encoded``: it has a
+            Transfer-Encoding header."""
             if encoded and self.version == '1.0':
                 return 'an HTTP/1.0 request cannot use Transfer-Encoding'
             if encoded and not self.chunked:  # chunked: how waitress reads the body
                 return 'the Transfer-Encoding header names no coding'
+            # RFC 9112 (6.1) lets a server refuse this pair: it can smuggle a request past a proxy.
             if encoded and 'CONTENT_LENGTH' in self.headers:
                 return 'a request gives Content-Length or Transfer-Encoding, not both'
             host = self.headers.get('HOST')  # a header sent twice: its values joined by ', '
@@ -2554,26 +2545,21 @@ class Waitress:
         """waitress's connection, with the parser and the tasks above."""
 
         def writable(self) -> bool:
-            # waitress calls a connection writable whenever output is buffered, yet while a task
-            # still runs its handle_write() sends nothing short of send_bytes: the event loop would
-            # wake on every pass, send nothing, and spin, taking the GIL from the very worker it
-            # waits for. Nothing is missed by waiting: a worker pulls the trigger when its task
-            # ends, and when it buffers send_bytes it cannot send itself.
+            # A speed fix: while a task runs, its buffered output waits for send_bytes, yet
+            # waitress calls the connection writable, so the event loop spins and takes the GIL
+            # from the worker it waits for. The worker pulls the trigger when it is done.
             if self.requests and not (self.will_close or self.close_when_flushed):
                 return self.total_outbufs_len >= self.adj.send_bytes
             return bool(super().writable())
 
-    Channel.parser_class = Parser
-    Channel.task_class = Task
-    Channel.error_task_class = JSONErrorTask
+    Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, JSONErrorTask
 
     #: waitress's warnings left out, by logger: one per request that waits for a worker (under load,
     #: a line a request), and one for a body short of its Content-Length, which 'truncate' sends.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
     def __init__(self, app: StubApp, host: str, port: int, threads: int) -> None:
-        # Filters, not levels: they are taken off at release(), leaving the loggers of the
-        # process that hosts the server as they were.
+        # Filters, not levels, taken off at close(): the host process's loggers stay as they were.
         self._quiet = [(logging.getLogger(name), lambda record, start=start:
                         not record.getMessage().startswith(start))
                        for name, start in self.QUIET.items()]
@@ -2581,29 +2567,23 @@ class Waitress:
             logger.addFilter(quiet)
         self._server = waitress.create_server(
             app, host=host, port=port, threads=threads, ident='petstore-stub',
-            max_request_body_size=SERVER_MAX_BODY_BYTES,
-            max_request_header_size=SERVER_MAX_HEADER_BYTES, connection_limit=CONNECTION_LIMIT,
-            channel_timeout=IDLE_TIMEOUT, asyncore_use_poll=True,
+            max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
+            asyncore_use_poll=True,
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
         self._server.channel_class = self.Channel
         self.port = int(self._server.effective_port)
+        self.run = self._server.run  # the event loop, until close()
 
-    def run(self) -> None:
-        self._server.run()
-
-    def stop(self, running: bool) -> None:
-        """Close the socket and every connection at once; ``running``: the loop runs in a thread."""
-        if running:
-            # The event loop sleeps in poll(); the trigger wakes it to close the connections
-            # itself. The trigger's own pipe is closed only once the loop has ended: the loop
-            # may run the thunk before pull_trigger returns.
+    def close(self, thread: threading.Thread | None) -> None:
+        """Close the socket and every connection at once; once the loop (in ``thread``, if it
+        runs) has ended, stop the workers, and then the trigger, which a worker still pulls."""
+        if thread is not None and thread.is_alive():
+            # The trigger wakes the loop from poll() to close the connections itself; the loop may
+            # do it before pull_trigger returns, so the trigger is closed only after the loop ends.
             self._server.trigger.pull_trigger(self._close_connections)
+            thread.join(timeout=5)
         else:
             self._close_connections()
-
-    def release(self) -> None:
-        """Once the loop has ended: stop the worker threads, then close the trigger, which a
-        worker finishing its task still pulls."""
         self._server.task_dispatcher.shutdown(timeout=5)
         self._server.trigger.close()
         for logger, quiet in self._quiet:
@@ -2612,27 +2592,23 @@ class Waitress:
     def _close_connections(self) -> None:
         server = self._server
         for dispatcher in list(server._map.values()):
-            try:
+            with contextlib.suppress(OSError):  # closed already, by its client
                 if dispatcher is server:
                     # waitress's own close() would close the trigger too, while it may be in use.
                     wasyncore.dispatcher.close(server)
                 elif dispatcher is not server.trigger:
                     dispatcher.close()
-            except OSError:
-                pass  # already closed by its client
         server.trigger.del_channel()
 
     @staticmethod
     def close_connection(task: waitress.task.WSGITask, environ: dict,
                          abort: bool = False) -> None:
-        """Close the connection that carries this request, before any response byte; ``abort`` sends
-        a TCP reset (RST) instead of an orderly close (FIN). Either way, what the app then returns
-        goes nowhere, and waitress says nothing of it."""
+        """Close this request's connection before any response byte: a TCP reset (RST) if ``abort``,
+        else a close (FIN). What the app then returns goes nowhere, and waitress says nothing."""
         channel = task.channel
         environ[DROPPED] = 'reset' if abort else 'dropped'
-        # Requests pipelined behind this one go unserved, as its client sees them go: without
-        # this, one already read would run (a create would store its pet) while the event loop
-        # had yet to notice the close.
+        # Requests pipelined behind this one go unserved, as its client sees them go: else one
+        # already read would run (a create would store its pet) before the loop saw the close.
         task.set_close_on_finish()
         if channel.socket is None:  # closed already, by its client or by stop()
             return
@@ -2640,8 +2616,8 @@ class Waitress:
             with contextlib.suppress(OSError):
                 channel.socket.shutdown(socket.SHUT_RDWR)
             return
-        # A reset is a close with a zero linger; the socket is closed in the event loop's own
-        # thread, so that its descriptor cannot be reused under the loop's feet.
+        # A reset is a close with a zero linger, in the event loop's own thread, so that the
+        # descriptor cannot be reused under the loop's feet.
         closed = threading.Event()
 
         def reset() -> None:
@@ -2655,19 +2631,11 @@ class Waitress:
         closed.wait(5)
 
 
-class FromApp:
-    """An attribute StubServer takes from its app: ``server.fail_next`` is
-    ``server.app.fail_next``, and ``server.delay = 1`` sets the app's delay."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-        self.__doc__ = getattr(StubApp, name).__doc__
-
-    def __get__(self, server: StubServer | None, owner: type | None = None) -> Any:
-        return self if server is None else getattr(server.app, self.name)
-
-    def __set__(self, server: StubServer, value: Any) -> None:
-        setattr(server.app, self.name, value)
+def from_app(name: str) -> property:
+    """``server.<name>``, read or set, is ``server.app.<name>``; its docstring is StubApp's."""
+    return property(lambda server: getattr(server.app, name),
+                    lambda server, value: setattr(server.app, name, value),
+                    doc=getattr(StubApp, name).__doc__)
 
 
 class StubServer:
@@ -2678,6 +2646,7 @@ class StubServer:
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS) -> None:
         self.app, self.host, self.port, self.threads = app, host, port, threads
+        self.api_key = app.api_keys[0]
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
         self.errors: list[BaseException] = []
@@ -2689,31 +2658,27 @@ class StubServer:
         return f'http://{host}:{self.port}{self.app.base_path}'
 
     @property
-    def api_key(self) -> str:
-        return self.app.api_keys[0]
-
-    @property
     def headers(self) -> dict[str, str]:
         """The Authorization header, to pass to a client."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
-    add_pet = FromApp()
-    load_fixtures = FromApp()
-    fail_next = FromApp()
-    chaos = FromApp()
-    delay = FromApp()
-    requests = FromApp()
-    assert_called = FromApp()
-    assert_not_called = FromApp()
+    add_pet = from_app('add_pet')
+    load_fixtures = from_app('load_fixtures')
+    fail_next = from_app('fail_next')
+    chaos = from_app('chaos')
+    delay = from_app('delay')
+    requests = from_app('requests')
+    assert_called = from_app('assert_called')
+    assert_not_called = from_app('assert_not_called')
 
     def reset(self) -> None:
         """Empty the store and the journal (ids restart at 1); drop faults and delay."""
         self.app.clear()
 
-    def check(self, unused_faults: bool = True) -> None:
-        """Raise ServerError if anything failed inside the server since the last check; then,
-        with ``unused_faults``, AssertionError if a fault queued since the last reset() has
-        not fired all its ``times`` (the faults are dropped: the next check is clean)."""
+    def check(self) -> None:
+        """Raise ServerError if anything failed inside the server since the last check; then
+        AssertionError if a fault queued since the last reset() has not fired all its ``times``
+        (the faults are dropped: the next check is clean)."""
         errors = [*map(without_frames, self.errors), *self.app.errors]
         self.errors.clear()
         self.app.errors.clear()
@@ -2721,12 +2686,10 @@ class StubServer:
             (first, text), more = errors[0], len(errors) - 1
             raise ServerError(f'the stub server failed: {first!r}'
                               + (f' (and {more} more)' if more else '') + f'\n{text}') from first
-        unused = self.app.faults.take_unused() if unused_faults else []
-        if unused:
-            raise AssertionError('\n'.join([
-                '1 queued fault was not used up:' if len(unused) == 1
-                else f'{len(unused)} queued faults were not used up:',
-                *[f'  {fault}' for fault in unused]]))
+        if unused := self.app.faults.take_unused():
+            raise AssertionError(f'{len(unused)} queued fault'
+                                 + (' was' if len(unused) == 1 else 's were') + ' not used up:'
+                                 + ''.join(f'\n  {fault}' for fault in unused))
 
     def bind(self) -> None:
         """Open the listening socket (and learn the port) without serving yet."""
@@ -2752,15 +2715,9 @@ class StubServer:
 
     def stop(self) -> None:
         """Close the socket and every connection at once, and wait for the threads."""
-        server = self._server
-        if server is None:
-            return
-        running = self._thread is not None and self._thread.is_alive()
-        self.app.release()  # a delay or a hang holds a worker thread; let it go
-        server.stop(running)
-        if running:
-            self._thread.join(timeout=5)
-        server.release()
+        if self._server is not None:
+            self.app.release()  # a delay or a hang holds a worker thread; let it go
+            self._server.close(self._thread)
 
     def __enter__(self) -> StubServer:
         return self.start() if self._server is None else self
@@ -2785,8 +2742,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     the server stops, then ``check()`` raises what failed inside it, or a queued fault left unused.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
-    store = StubStore(db)
-    try:
+    with StubStore(db) as store:
         app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
                           admin=True, cors=cors, journal_size=journal_size,
                           allowed_hosts=allowed_hosts if checks_host(host, False) else None)
@@ -2794,8 +2750,6 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
             app.load_fixtures(fixtures)
         with StubServer(app, host, port) as server:
             yield server
-    finally:
-        store.close()
     server.check()
 
 
