@@ -2774,55 +2774,39 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='petstore-stub', description='A local stub server for the Pet Store API.',
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--host', default='127.0.0.1', type=host_name,
-                        help='address to listen on (default: %(default)s)')
-    parser.add_argument('--port', type=port_number, default=None,
-                        help=f'port, 0 for any free one (default: $PORT or {DEFAULT_PORT})')
-    parser.add_argument('--api-key', action='append', default=[], metavar='KEY', dest='api_keys',
-                        help='accept this bearer key; repeatable (also $PETSTORE_API_KEYS, '
-                             'comma-separated)')
-    parser.add_argument('--db', default=DEFAULT_DB, metavar='PATH',
-                        help=f'TinyDB file, or {MEMORY_DB} to keep nothing (default: %(default)s)')
-    parser.add_argument('--fixtures', nargs='?', const='', default=None, metavar='FILE',
-                        help='load the demo animals (or those in FILE) into an empty store; '
-                             'a store that holds pets is left as it is')
-    parser.add_argument('--staging', action='store_true',
-                        help=f'serve under {STAGING_BASE_PATH} instead of {BASE_PATH}')
-    parser.add_argument('--cors', action='store_true',
-                        help='let browser pages on any origin call the API (the admin '
-                             'endpoints stay same-origin)')
-    parser.add_argument('--trust-proxy', action='store_true',
-                        help='take the client\'s scheme, host, port and address from the '
-                             'X-Forwarded-Proto, -Host, -Port and -For headers (only behind a '
-                             'proxy you run, such as a hosting platform\'s)')
-    parser.add_argument('--allow-host', action='append', default=[], metavar='NAME',
-                        dest='allowed_hosts', type=allowed_host,
-                        help='on loopback, answer requests sent to NAME too (a name in '
-                             '/etc/hosts, a Compose service); repeatable. Without it, a request '
-                             'whose Host is not localhost, 127.x.x.x or [::1] gets a 421')
-    parser.add_argument('--admin', action='store_true',
-                        help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, '
-                             'faults, chaos) for test suites')
-    parser.add_argument('--chaos', type=chaos_rate, default=None, metavar='RATE',
-                        help='give each API request a fault with probability RATE (0 to 1), '
-                             f'drawn from {", ".join(map(str, CHAOS_FAULTS))}')
-    parser.add_argument('--seed', type=seed_number, default=None, metavar='N',
-                        help='seed the chaos draw, to repeat a run (default: a new seed, printed)')
-    parser.add_argument('--delay', type=delay_seconds, default=0, metavar='SECONDS',
-                        help='make every API request wait SECONDS first (0 to '
-                             f'{FAULT_SECONDS_MAX:g}), to test a client\'s timeouts')
-    parser.add_argument('--ready-file', type=ready_file, default=None, metavar='PATH',
-                        help='once listening, write {"url", "admin_url", "pid"} to PATH as JSON, '
-                             'whole or not at all; removed at a clean stop')
-    parser.add_argument('--quiet', action='store_true', help='no access log')
-    parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
+    add = parser.add_argument
+    add('--host', default='127.0.0.1', type=host_name, help='listen address (default: %(default)s)')
+    add('--port', type=port_number, help=f'0 for any free one (default: $PORT or {DEFAULT_PORT})')
+    add('--api-key', action='append', default=[], metavar='KEY', dest='api_keys',
+        help='accept this bearer key; repeatable (also $PETSTORE_API_KEYS, comma-separated)')
+    add('--db', default=DEFAULT_DB, metavar='PATH',
+        help=f'TinyDB file, or {MEMORY_DB} to keep nothing (default: %(default)s)')
+    add('--fixtures', nargs='?', const='', metavar='FILE',
+        help='load the demo animals (or those in FILE) into an empty store')
+    add('--staging', action='store_true', help=f'serve under {STAGING_BASE_PATH}')
+    add('--cors', action='store_true', help='let pages on any origin call the API')
+    add('--trust-proxy', action='store_true',
+        help='take the client\'s scheme, host, port and address from X-Forwarded-* headers '
+             '(only behind a proxy you run)')
+    add('--allow-host', action='append', default=[], metavar='NAME', dest='allowed_hosts',
+        type=allowed_host, help='on loopback, answer a Host of NAME too (else a 421); repeatable')
+    add('--admin', action='store_true', help=f'add the {ADMIN_PREFIX} endpoints, for test suites')
+    add('--chaos', type=chaos_rate, metavar='RATE',
+        help='give each API request a fault with probability RATE (0 to 1), drawn from '
+             + ', '.join(map(str, CHAOS_FAULTS)))
+    add('--seed', type=seed_number, metavar='N', help='seed the chaos draw, to repeat a run')
+    add('--delay', type=delay_seconds, default=0, metavar='SECONDS',
+        help=f'make every API request wait SECONDS first (0 to {FAULT_SECONDS_MAX:g})')
+    add('--ready-file', type=ready_file, metavar='PATH',
+        help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
+    add('--quiet', action='store_true', help='no access log')
+    add('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
 
 
 def checks_host(host: str, trust_proxy: bool) -> bool:
-    """Whether a stub on ``host`` answers only requests sent to a loopback name: only on loopback,
-    as elsewhere it is reached by names it cannot know (a LAN address, a platform's domain) and a
-    generated key guards it; and not behind a proxy (``--trust-proxy``), which routes by name."""
+    """Whether a stub on ``host`` answers only requests sent to a loopback name: on loopback (else
+    it is reached by names it cannot know), and not behind a proxy, which routes by name."""
     return is_loopback(host) and not trust_proxy
 
 
@@ -2839,8 +2823,7 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
 
 def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
               wanted: str) -> Callable[[str], Any]:
-    """An argparse type: ``convert(text)`` if it gives a value ``accept`` takes, else an error
-    saying what is ``wanted``."""
+    """An argparse type: ``convert(text)`` if ``accept`` takes it, else what is ``wanted``."""
     def checked(text: str) -> Any:
         with contextlib.suppress(ValueError):
             if (value := convert(text)) is not None and accept(value):
@@ -2849,13 +2832,9 @@ def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
     return checked
 
 
-def whole_number(text: str) -> int | None:
-    return parse_whole_number(text.strip())
-
-
-port_number = flag_type(whole_number, lambda port: port <= 65535,
+port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
-seed_number = flag_type(whole_number, lambda seed: True, 'a seed is a whole number from 0')
+seed_number = flag_type(parse_whole_number, lambda seed: True, 'a seed is a whole number from 0')
 chaos_rate = flag_type(float, lambda rate: 0 <= rate <= 1, 'a rate is a number from 0 to 1')
 delay_seconds = flag_type(float, is_delay,
                           f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}')
@@ -2872,13 +2851,11 @@ def allowed_host(text: str) -> str:
 
 
 def choose_port(given: int | None) -> int:
+    """``--port``, else ``$PORT``, else 8080."""
     if given is not None:
         return given
-    from_environment = os.environ.get('PORT', '').strip()
-    if not from_environment:
-        return DEFAULT_PORT
     try:
-        return port_number(from_environment)
+        return port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
     except argparse.ArgumentTypeError as error:
         raise ValueError(f'PORT: {error}') from None
 
@@ -2890,6 +2867,10 @@ def check_host(host: str) -> None:
     except (OSError, UnicodeError) as error:
         reason = getattr(error, 'strerror', None) or 'not a host name'
         raise ValueError(f'--host {host!r}: {reason}') from None
+
+
+class CannotServe(Exception):
+    """Why the command line cannot serve, in one line for stderr; its exit status is 1."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -2909,15 +2890,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              'otherwise any Host is answered')
     except ValueError as error:
         parser.error(str(error))
-    try:
-        # Read first: a fixtures file that cannot be used leaves no new database behind.
-        fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
-        store = StubStore(None if args.db == MEMORY_DB else args.db)
-    except DatabaseError as error:
-        print(f'petstore-stub: {error}', file=sys.stderr)
-        return 1
-    # While serving, stderr too goes through a console: a traceback, a warning, a log record
-    # written from a request's thread never waits on a stalled stderr.
+    # While serving, stderr too goes through a console: no request's thread waits on a stalled one.
     errors = Console(sys.stderr)
     # A quiet stub prints no access log: only its banner and its last line go to stdout.
     console = Console(sys.stdout, warnings=errors,
@@ -2926,74 +2899,64 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors.log('petstore-stub: stdout is closed; the banner and the access log go nowhere')
     try:
         with contextlib.redirect_stderr(errors):
-            try:
-                status = serve_store(store, fixtures, api_keys, generated, port, args, console)
-            finally:
-                try:
-                    store.close()
-                except DatabaseError as error:
-                    print(f'petstore-stub: {error}', file=sys.stderr)
-                    status = 1
+            serve_store(args, api_keys, generated, port, console)
+        return 0
+    except (CannotServe, DatabaseError, ApiError) as error:
+        errors.log(f'petstore-stub: {error}')
+        return 1
     finally:
         console.stop()
         errors.stop()
-    return status
 
 
-def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str],
-                generated: bool, port: int, args: argparse.Namespace, console: Console) -> int:
-    loaded = ''
-    if fixtures is not None:
-        try:
-            loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
-        except ApiError as error:
-            if error.code != 'store_not_empty':  # a disk that would not take them
-                print(f'petstore-stub: {error}', file=sys.stderr)
-                return 1
+def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, port: int,
+                console: Console) -> None:
+    """Open the store, print the banner, serve until stopped, and close the store."""
+    # Read first: a fixtures file that cannot be used leaves no new database behind.
+    fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
+    with StubStore(None if args.db == MEMORY_DB else args.db) as store:
+        loaded = ''
+        if fixtures is not None and len(store):
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
-    # Without --admin nothing can read the journal, so none is kept.
-    app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
-                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
-                      journal_size=JOURNAL_SIZE if args.admin else 0,
-                      access_log=None if args.quiet else console.log,
-                      allowed_hosts=(args.allowed_hosts if checks_host(args.host, args.trust_proxy)
-                                     else None))
-    app.delay = args.delay
-    settings = [f'delay: every API request waits {args.delay:g} s first'] if args.delay else []
-    if args.chaos:
-        seed = app.chaos(args.chaos, seed=args.seed)
-        settings.append(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
-                        f'{seed} (--seed {seed} repeats them)')
-    raise_open_files_limit(CONNECTION_LIMIT + 64)
-    server = StubServer(app, args.host, port)
-    try:
-        server.bind()
-    except (OSError, ValueError) as error:
-        reason = getattr(error, 'strerror', None) or error
-        print(f'petstore-stub: cannot listen on {args.host}:{port}: {reason}', file=sys.stderr)
-        return 1
-    url = print_banner(console, server, store, api_keys[0], generated, loaded)
-    for line in settings:
-        console.log(line)
-    if args.ready_file is not None:
-        ready = {'url': url, 'pid': os.getpid()}
-        if args.admin:
-            ready['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
+        elif fixtures is not None:  # a disk that would not take them: an ApiError
+            loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
+        # Without --admin nothing can read the journal, so none is kept.
+        app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
+                          admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
+                          journal_size=JOURNAL_SIZE if args.admin else 0,
+                          access_log=None if args.quiet else console.log,
+                          allowed_hosts=(args.allowed_hosts
+                                         if checks_host(args.host, args.trust_proxy) else None))
+        raise_open_files_limit(CONNECTION_LIMIT + 64)
+        server = StubServer(app, args.host, port)
         try:
-            write_whole(args.ready_file, to_json(ready))
-        except OSError as error:
-            print(f'petstore-stub: cannot write {args.ready_file}: {error.strerror}',
-                  file=sys.stderr)
-            server.stop()
-            return 1
-    try:
-        status = run_until_stopped(server)
-    finally:
+            server.bind()
+        except (OSError, ValueError) as error:
+            reason = getattr(error, 'strerror', None) or error
+            raise CannotServe(f'cannot listen on {args.host}:{port}: {reason}') from None
+        url = print_banner(console, server, generated, loaded)
+        if args.delay:
+            app.delay = args.delay
+            console.log(f'delay: every API request waits {args.delay:g} s first')
+        if args.chaos:
+            seed = app.chaos(args.chaos, seed=args.seed)
+            console.log(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
+                        f'{seed} (--seed {seed} repeats them)')
         if args.ready_file is not None:
-            args.ready_file.unlink(missing_ok=True)
-    where = 'memory' if store.path is None else str(store.path)
-    console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
-    return status
+            ready = {'url': url, 'pid': os.getpid()}
+            if args.admin:
+                ready['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
+            try:
+                write_whole(args.ready_file, to_json(ready))
+            except OSError as error:
+                server.stop()
+                raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
+        try:
+            run_until_stopped(server)
+        finally:
+            if args.ready_file is not None:
+                args.ready_file.unlink(missing_ok=True)
+        console.log(f'petstore-stub stopped: {holding(store)}')
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -3006,38 +2969,38 @@ def write_whole(path: Path, text: str) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def print_banner(console: Console, server: StubServer, store: PetStore, api_key: str,
-                 generated: bool, fixtures: str) -> str:
+def holding(store: StubStore) -> str:
+    return f'{pets_phrase(len(store))} in {"memory" if store.path is None else store.path}'
+
+
+def print_banner(console: Console, server: StubServer, generated: bool, loaded: str) -> str:
     """Print the banner; return the base URL it gives, one a client on this machine can use."""
-    where = 'memory' if store.path is None else str(store.path)
-    console.log(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
+    console.log(f'petstore-stub {__version__}: {holding(server.app.store)}{loaded}')
     if generated:
-        console.log(f'generated API key (not published anywhere): {api_key}')
+        console.log(f'generated API key (not published anywhere): {server.api_key}')
     url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
-    console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
+    console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {server.api_key}' {url}/pets")
     console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
     return url
 
 
 def raise_open_files_limit(wanted: int) -> None:
     """Let this process hold ``wanted`` open files, if its hard limit allows: one per connection."""
-    try:
+    with contextlib.suppress(ImportError, ValueError, OSError):  # no resource module on Windows
         import resource
-    except ImportError:  # Windows
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-        with contextlib.suppress(ValueError, OSError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and soft < wanted:
+            target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
-def run_until_stopped(server: StubServer) -> int:
+def run_until_stopped(server: StubServer) -> None:
+    """Serve until SIGTERM or SIGINT, then stop the server. A stop, once begun, finishes: a second
+    signal would cut the fold of the log short."""
     def stop(signum: int, frame: Any) -> None:
-        # A stop, once begun, finishes: a second signal would cut the fold of the log short.
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        # Let a delayed or hanging request go first: waitress waits 5 s for its workers.
+        # Let held requests go first: waitress, interrupted, waits up to 5 s for its workers.
         server.app.release()
         raise KeyboardInterrupt
 
@@ -3045,12 +3008,10 @@ def run_until_stopped(server: StubServer) -> int:
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
     finally:
         server.stop()
-    return 0
 
 
 # -- The pytest fixtures -------------------------------------------------------
