@@ -2335,12 +2335,9 @@ def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
 SERVER_THREADS = 16
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
-#: waitress's own limit on the request line and headers together (its default).
-SERVER_MAX_HEADER_BYTES = 256 * 1024
-#: Open connections the server holds, idle or slow ones included, before new ones wait;
-#: and how long a connection may stay silent before it is closed (seconds).
+#: Open connections, idle or slow ones included, before new ones wait. waitress's defaults keep
+#: the rest: 256 KiB of request line and headers, and a close after 120 silent seconds.
 CONNECTION_LIMIT = 1000
-IDLE_TIMEOUT = 120
 
 
 class ServerError(Exception):
@@ -2350,11 +2347,8 @@ class ServerError(Exception):
 class Waitress:
     """The server, waitress 3. Only this class touches waitress's internals, each for what its API
     lacks: the Error body for a request waitress cannot parse (``JSONErrorTask``); closing open
-    connections from another thread (``stop()``, through the event loop's ``trigger``); closing one
-    request's connection for a fault (``close_connection()``, put in the environ by ``Task``); and
-    strict framing (``Parser``): RFC 9112 lets a server refuse a Transfer-Encoding beside a
-    Content-Length (section 6.1), a pair that can smuggle a second request past a proxy.
-    """
+    connections from another thread (``close()``); closing one request's connection for a fault
+    (``close_connection()``, put in the environ by ``Task``); and strict framing (``Parser``)."""
 
     class JSONErrorTask(waitress.task.ErrorTask):
         """waitress's answer to a request it cannot parse, as the spec's Error body."""
@@ -2364,23 +2358,21 @@ class Waitress:
             message = {
                 413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
                      f'{MAX_BODY_BYTES}',
-                431: f'the request headers are over {SERVER_MAX_HEADER_BYTES} bytes in all',
+                431: f'the request headers are over {self.channel.adj.max_request_header_size} '
+                     'bytes in all',
                 500: 'the stub failed on this request; its log has the traceback',
             }.get(error.code, f'the request is not valid HTTP: {error.body}')
             body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
             self.status = f'{error.code} {error.reason}'
             self.response_headers += [('Content-Type', 'application/json'), ('Connection', 'close')]
-            # The connection closes after this answer; without this, waitress would still tell an
-            # HTTP/1.0 keep-alive client it stays open.
+            # Else waitress would still tell an HTTP/1.0 keep-alive client the connection stays.
             self.request.headers['CONNECTION'] = 'close'
             stub = self.channel.server.application
             # The request line as sent, without its HTTP version; none for headers too large
             # to read (waitress then stands a 'GET /' of its own in for it).
-            line = getattr(self.request, 'first_line', b'').decode('latin-1').rsplit(' HTTP/', 1)[0]
-            if error.code == 431 or not line:
-                line = '-'
-            # As Cors does for the app's own answers: the API's, not the admin endpoints'.
-            if stub.cors and not is_admin_target(line.partition(' ')[2]):
+            first = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
+            line = first.decode('latin-1').rsplit(' HTTP/', 1)[0] or '-'
+            if stub.cors and not is_admin_target(line.partition(' ')[2]):  # as Cors does
                 self.response_headers.append(('Access-Control-Allow-Origin', '*'))
             # Recorded before it is answered: a client that has its answer finds it journalled.
             stub.refused(line, error.code, error_code_name(error.code), message,
@@ -2399,8 +2391,7 @@ class Waitress:
     TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
 
     class Parser(waitress.parser.HTTPRequestParser):
-        """waitress's request parser, refusing requests framed as RFC 9112 forbids or lets a
-        server refuse."""
+        """waitress's parser, refusing requests RFC 9112 forbids or lets a server refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
             self.petstore_received = time.monotonic_ns()  # for the Fence
@@ -2412,17 +2403,17 @@ class Waitress:
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
                 self.completed = True
                 return
-            problem = self.problem(encoded)
-            if problem is not None:
+            if (problem := self.problem(encoded)) is not None:
                 raise waitress.parser.ParsingError(problem)
 
         def problem(self, encoded: bool) -> str | None:
-            """What makes this parsed request one to refuse (RFC 9112), or None; ``encoded``:
-            it has a Transfer-Encoding header."""
+            """What makes this parsed request one to refuse, or None; ``encoded``: it has a
+            Transfer-Encoding header."""
             if encoded and self.version == '1.0':
                 return 'an HTTP/1.0 request cannot use Transfer-Encoding'
             if encoded and not self.chunked:  # chunked: how waitress reads the body
                 return 'the Transfer-Encoding header names no coding'
+            # RFC 9112 (6.1) lets a server refuse this pair: it can smuggle a request past a proxy.
             if encoded and 'CONTENT_LENGTH' in self.headers:
                 return 'a request gives Content-Length or Transfer-Encoding, not both'
             host = self.headers.get('HOST')  # a header sent twice: its values joined by ', '
@@ -2451,26 +2442,21 @@ class Waitress:
         """waitress's connection, with the parser and the tasks above."""
 
         def writable(self) -> bool:
-            # waitress calls a connection writable whenever output is buffered, yet while a task
-            # still runs its handle_write() sends nothing short of send_bytes: the event loop would
-            # wake on every pass, send nothing, and spin, taking the GIL from the very worker it
-            # waits for. Nothing is missed by waiting: a worker pulls the trigger when its task
-            # ends, and when it buffers send_bytes it cannot send itself.
+            # A speed fix: while a task runs, its buffered output waits for send_bytes, yet
+            # waitress calls the connection writable, so the event loop spins and takes the GIL
+            # from the worker it waits for. The worker pulls the trigger when it is done.
             if self.requests and not (self.will_close or self.close_when_flushed):
                 return self.total_outbufs_len >= self.adj.send_bytes
             return bool(super().writable())
 
-    Channel.parser_class = Parser
-    Channel.task_class = Task
-    Channel.error_task_class = JSONErrorTask
+    Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, JSONErrorTask
 
     #: waitress's warnings left out, by logger: one per request that waits for a worker (under load,
     #: a line a request), and one for a body short of its Content-Length, which 'truncate' sends.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
     def __init__(self, app: StubApp, host: str, port: int, threads: int) -> None:
-        # Filters, not levels: they are taken off at release(), leaving the loggers of the
-        # process that hosts the server as they were.
+        # Filters, not levels, taken off at close(): the host process's loggers stay as they were.
         self._quiet = [(logging.getLogger(name), lambda record, start=start:
                         not record.getMessage().startswith(start))
                        for name, start in self.QUIET.items()]
@@ -2478,29 +2464,23 @@ class Waitress:
             logger.addFilter(quiet)
         self._server = waitress.create_server(
             app, host=host, port=port, threads=threads, ident='petstore-stub',
-            max_request_body_size=SERVER_MAX_BODY_BYTES,
-            max_request_header_size=SERVER_MAX_HEADER_BYTES, connection_limit=CONNECTION_LIMIT,
-            channel_timeout=IDLE_TIMEOUT, asyncore_use_poll=True,
+            max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
+            asyncore_use_poll=True,
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
         self._server.channel_class = self.Channel
         self.port = int(self._server.effective_port)
+        self.run = self._server.run  # the event loop, until close()
 
-    def run(self) -> None:
-        self._server.run()
-
-    def stop(self, running: bool) -> None:
-        """Close the socket and every connection at once; ``running``: the loop runs in a thread."""
-        if running:
-            # The event loop sleeps in poll(); the trigger wakes it to close the connections
-            # itself. The trigger's own pipe is closed only once the loop has ended: the loop
-            # may run the thunk before pull_trigger returns.
+    def close(self, thread: threading.Thread | None) -> None:
+        """Close the socket and every connection at once; once the loop (in ``thread``, if it
+        runs) has ended, stop the workers, and then the trigger, which a worker still pulls."""
+        if thread is not None and thread.is_alive():
+            # The trigger wakes the loop from poll() to close the connections itself; the loop may
+            # do it before pull_trigger returns, so the trigger is closed only after the loop ends.
             self._server.trigger.pull_trigger(self._close_connections)
+            thread.join(timeout=5)
         else:
             self._close_connections()
-
-    def release(self) -> None:
-        """Once the loop has ended: stop the worker threads, then close the trigger, which a
-        worker finishing its task still pulls."""
         self._server.task_dispatcher.shutdown(timeout=5)
         self._server.trigger.close()
         for logger, quiet in self._quiet:
@@ -2509,27 +2489,23 @@ class Waitress:
     def _close_connections(self) -> None:
         server = self._server
         for dispatcher in list(server._map.values()):
-            try:
+            with contextlib.suppress(OSError):  # closed already, by its client
                 if dispatcher is server:
                     # waitress's own close() would close the trigger too, while it may be in use.
                     wasyncore.dispatcher.close(server)
                 elif dispatcher is not server.trigger:
                     dispatcher.close()
-            except OSError:
-                pass  # already closed by its client
         server.trigger.del_channel()
 
     @staticmethod
     def close_connection(task: waitress.task.WSGITask, environ: dict,
                          abort: bool = False) -> None:
-        """Close the connection that carries this request, before any response byte; ``abort`` sends
-        a TCP reset (RST) instead of an orderly close (FIN). Either way, what the app then returns
-        goes nowhere, and waitress says nothing of it."""
+        """Close this request's connection before any response byte: a TCP reset (RST) if ``abort``,
+        else a close (FIN). What the app then returns goes nowhere, and waitress says nothing."""
         channel = task.channel
         environ[DROPPED] = 'reset' if abort else 'dropped'
-        # Requests pipelined behind this one go unserved, as its client sees them go: without
-        # this, one already read would run (a create would store its pet) while the event loop
-        # had yet to notice the close.
+        # Requests pipelined behind this one go unserved, as its client sees them go: else one
+        # already read would run (a create would store its pet) before the loop saw the close.
         task.set_close_on_finish()
         if channel.socket is None:  # closed already, by its client or by stop()
             return
@@ -2537,8 +2513,8 @@ class Waitress:
             with contextlib.suppress(OSError):
                 channel.socket.shutdown(socket.SHUT_RDWR)
             return
-        # A reset is a close with a zero linger; the socket is closed in the event loop's own
-        # thread, so that its descriptor cannot be reused under the loop's feet.
+        # A reset is a close with a zero linger, in the event loop's own thread, so that the
+        # descriptor cannot be reused under the loop's feet.
         closed = threading.Event()
 
         def reset() -> None:
@@ -2552,19 +2528,11 @@ class Waitress:
         closed.wait(5)
 
 
-class FromApp:
-    """An attribute StubServer takes from its app: ``server.fail_next`` is
-    ``server.app.fail_next``, and ``server.delay = 1`` sets the app's delay."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-        self.__doc__ = getattr(StubApp, name).__doc__
-
-    def __get__(self, server: StubServer | None, owner: type | None = None) -> Any:
-        return self if server is None else getattr(server.app, self.name)
-
-    def __set__(self, server: StubServer, value: Any) -> None:
-        setattr(server.app, self.name, value)
+def from_app(name: str) -> property:
+    """``server.<name>``, read or set, is ``server.app.<name>``; its docstring is StubApp's."""
+    return property(lambda server: getattr(server.app, name),
+                    lambda server, value: setattr(server.app, name, value),
+                    doc=getattr(StubApp, name).__doc__)
 
 
 class StubServer:
@@ -2575,6 +2543,7 @@ class StubServer:
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS) -> None:
         self.app, self.host, self.port, self.threads = app, host, port, threads
+        self.api_key = app.api_keys[0]
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
         self.errors: list[BaseException] = []
@@ -2586,31 +2555,27 @@ class StubServer:
         return f'http://{host}:{self.port}{self.app.base_path}'
 
     @property
-    def api_key(self) -> str:
-        return self.app.api_keys[0]
-
-    @property
     def headers(self) -> dict[str, str]:
         """The Authorization header, to pass to a client."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
-    add_pet = FromApp()
-    load_fixtures = FromApp()
-    fail_next = FromApp()
-    chaos = FromApp()
-    delay = FromApp()
-    requests = FromApp()
-    assert_called = FromApp()
-    assert_not_called = FromApp()
+    add_pet = from_app('add_pet')
+    load_fixtures = from_app('load_fixtures')
+    fail_next = from_app('fail_next')
+    chaos = from_app('chaos')
+    delay = from_app('delay')
+    requests = from_app('requests')
+    assert_called = from_app('assert_called')
+    assert_not_called = from_app('assert_not_called')
 
     def reset(self) -> None:
         """Empty the store and the journal (ids restart at 1); drop faults and delay."""
         self.app.clear()
 
-    def check(self, unused_faults: bool = True) -> None:
-        """Raise ServerError if anything failed inside the server since the last check; then,
-        with ``unused_faults``, AssertionError if a fault queued since the last reset() has
-        not fired all its ``times`` (the faults are dropped: the next check is clean)."""
+    def check(self) -> None:
+        """Raise ServerError if anything failed inside the server since the last check; then
+        AssertionError if a fault queued since the last reset() has not fired all its ``times``
+        (the faults are dropped: the next check is clean)."""
         errors = [*map(without_frames, self.errors), *self.app.errors]
         self.errors.clear()
         self.app.errors.clear()
@@ -2618,12 +2583,10 @@ class StubServer:
             (first, text), more = errors[0], len(errors) - 1
             raise ServerError(f'the stub server failed: {first!r}'
                               + (f' (and {more} more)' if more else '') + f'\n{text}') from first
-        unused = self.app.faults.take_unused() if unused_faults else []
-        if unused:
-            raise AssertionError('\n'.join([
-                '1 queued fault was not used up:' if len(unused) == 1
-                else f'{len(unused)} queued faults were not used up:',
-                *[f'  {fault}' for fault in unused]]))
+        if unused := self.app.faults.take_unused():
+            raise AssertionError(f'{len(unused)} queued fault'
+                                 + (' was' if len(unused) == 1 else 's were') + ' not used up:'
+                                 + ''.join(f'\n  {fault}' for fault in unused))
 
     def bind(self) -> None:
         """Open the listening socket (and learn the port) without serving yet."""
@@ -2649,15 +2612,9 @@ class StubServer:
 
     def stop(self) -> None:
         """Close the socket and every connection at once, and wait for the threads."""
-        server = self._server
-        if server is None:
-            return
-        running = self._thread is not None and self._thread.is_alive()
-        self.app.release()  # a delay or a hang holds a worker thread; let it go
-        server.stop(running)
-        if running:
-            self._thread.join(timeout=5)
-        server.release()
+        if self._server is not None:
+            self.app.release()  # a delay or a hang holds a worker thread; let it go
+            self._server.close(self._thread)
 
     def __enter__(self) -> StubServer:
         return self.start() if self._server is None else self
@@ -2682,8 +2639,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     the server stops, then ``check()`` raises what failed inside it, or a queued fault left unused.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
-    store = StubStore(db)
-    try:
+    with StubStore(db) as store:
         app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
                           admin=True, cors=cors, journal_size=journal_size,
                           allowed_hosts=allowed_hosts if checks_host(host, False) else None)
@@ -2691,8 +2647,6 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
             app.load_fixtures(fixtures)
         with StubServer(app, host, port) as server:
             yield server
-    finally:
-        store.close()
     server.check()
 
 
@@ -2717,55 +2671,39 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='petstore-stub', description='A local stub server for the Pet Store API.',
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--host', default='127.0.0.1', type=host_name,
-                        help='address to listen on (default: %(default)s)')
-    parser.add_argument('--port', type=port_number, default=None,
-                        help=f'port, 0 for any free one (default: $PORT or {DEFAULT_PORT})')
-    parser.add_argument('--api-key', action='append', default=[], metavar='KEY', dest='api_keys',
-                        help='accept this bearer key; repeatable (also $PETSTORE_API_KEYS, '
-                             'comma-separated)')
-    parser.add_argument('--db', default=DEFAULT_DB, metavar='PATH',
-                        help=f'TinyDB file, or {MEMORY_DB} to keep nothing (default: %(default)s)')
-    parser.add_argument('--fixtures', nargs='?', const='', default=None, metavar='FILE',
-                        help='load the demo animals (or those in FILE) into an empty store; '
-                             'a store that holds pets is left as it is')
-    parser.add_argument('--staging', action='store_true',
-                        help=f'serve under {STAGING_BASE_PATH} instead of {BASE_PATH}')
-    parser.add_argument('--cors', action='store_true',
-                        help='let browser pages on any origin call the API (the admin '
-                             'endpoints stay same-origin)')
-    parser.add_argument('--trust-proxy', action='store_true',
-                        help='take the client\'s scheme, host, port and address from the '
-                             'X-Forwarded-Proto, -Host, -Port and -For headers (only behind a '
-                             'proxy you run, such as a hosting platform\'s)')
-    parser.add_argument('--allow-host', action='append', default=[], metavar='NAME',
-                        dest='allowed_hosts', type=allowed_host,
-                        help='on loopback, answer requests sent to NAME too (a name in '
-                             '/etc/hosts, a Compose service); repeatable. Without it, a request '
-                             'whose Host is not localhost, 127.x.x.x or [::1] gets a 421')
-    parser.add_argument('--admin', action='store_true',
-                        help=f'add the {ADMIN_PREFIX} endpoints (reset, requests, fixtures, '
-                             'faults, chaos) for test suites')
-    parser.add_argument('--chaos', type=chaos_rate, default=None, metavar='RATE',
-                        help='give each API request a fault with probability RATE (0 to 1), '
-                             f'drawn from {", ".join(map(str, CHAOS_FAULTS))}')
-    parser.add_argument('--seed', type=seed_number, default=None, metavar='N',
-                        help='seed the chaos draw, to repeat a run (default: a new seed, printed)')
-    parser.add_argument('--delay', type=delay_seconds, default=0, metavar='SECONDS',
-                        help='make every API request wait SECONDS first (0 to '
-                             f'{FAULT_SECONDS_MAX:g}), to test a client\'s timeouts')
-    parser.add_argument('--ready-file', type=ready_file, default=None, metavar='PATH',
-                        help='once listening, write {"url", "admin_url", "pid"} to PATH as JSON, '
-                             'whole or not at all; removed at a clean stop')
-    parser.add_argument('--quiet', action='store_true', help='no access log')
-    parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
+    add = parser.add_argument
+    add('--host', default='127.0.0.1', type=host_name, help='listen address (default: %(default)s)')
+    add('--port', type=port_number, help=f'0 for any free one (default: $PORT or {DEFAULT_PORT})')
+    add('--api-key', action='append', default=[], metavar='KEY', dest='api_keys',
+        help='accept this bearer key; repeatable (also $PETSTORE_API_KEYS, comma-separated)')
+    add('--db', default=DEFAULT_DB, metavar='PATH',
+        help=f'TinyDB file, or {MEMORY_DB} to keep nothing (default: %(default)s)')
+    add('--fixtures', nargs='?', const='', metavar='FILE',
+        help='load the demo animals (or those in FILE) into an empty store')
+    add('--staging', action='store_true', help=f'serve under {STAGING_BASE_PATH}')
+    add('--cors', action='store_true', help='let pages on any origin call the API')
+    add('--trust-proxy', action='store_true',
+        help='take the client\'s scheme, host, port and address from X-Forwarded-* headers '
+             '(only behind a proxy you run)')
+    add('--allow-host', action='append', default=[], metavar='NAME', dest='allowed_hosts',
+        type=allowed_host, help='on loopback, answer a Host of NAME too (else a 421); repeatable')
+    add('--admin', action='store_true', help=f'add the {ADMIN_PREFIX} endpoints, for test suites')
+    add('--chaos', type=chaos_rate, metavar='RATE',
+        help='give each API request a fault with probability RATE (0 to 1), drawn from '
+             + ', '.join(map(str, CHAOS_FAULTS)))
+    add('--seed', type=seed_number, metavar='N', help='seed the chaos draw, to repeat a run')
+    add('--delay', type=delay_seconds, default=0, metavar='SECONDS',
+        help=f'make every API request wait SECONDS first (0 to {FAULT_SECONDS_MAX:g})')
+    add('--ready-file', type=ready_file, metavar='PATH',
+        help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
+    add('--quiet', action='store_true', help='no access log')
+    add('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
 
 
 def checks_host(host: str, trust_proxy: bool) -> bool:
-    """Whether a stub on ``host`` answers only requests sent to a loopback name: only on loopback,
-    as elsewhere it is reached by names it cannot know (a LAN address, a platform's domain) and a
-    generated key guards it; and not behind a proxy (``--trust-proxy``), which routes by name."""
+    """Whether a stub on ``host`` answers only requests sent to a loopback name: on loopback (else
+    it is reached by names it cannot know), and not behind a proxy, which routes by name."""
     return is_loopback(host) and not trust_proxy
 
 
@@ -2782,8 +2720,7 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
 
 def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
               wanted: str) -> Callable[[str], Any]:
-    """An argparse type: ``convert(text)`` if it gives a value ``accept`` takes, else an error
-    saying what is ``wanted``."""
+    """An argparse type: ``convert(text)`` if ``accept`` takes it, else what is ``wanted``."""
     def checked(text: str) -> Any:
         with contextlib.suppress(ValueError):
             if (value := convert(text)) is not None and accept(value):
@@ -2792,13 +2729,9 @@ def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
     return checked
 
 
-def whole_number(text: str) -> int | None:
-    return parse_whole_number(text.strip())
-
-
-port_number = flag_type(whole_number, lambda port: port <= 65535,
+port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
-seed_number = flag_type(whole_number, lambda seed: True, 'a seed is a whole number from 0')
+seed_number = flag_type(parse_whole_number, lambda seed: True, 'a seed is a whole number from 0')
 chaos_rate = flag_type(float, lambda rate: 0 <= rate <= 1, 'a rate is a number from 0 to 1')
 delay_seconds = flag_type(float, is_delay,
                           f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}')
@@ -2815,13 +2748,11 @@ def allowed_host(text: str) -> str:
 
 
 def choose_port(given: int | None) -> int:
+    """``--port``, else ``$PORT``, else 8080."""
     if given is not None:
         return given
-    from_environment = os.environ.get('PORT', '').strip()
-    if not from_environment:
-        return DEFAULT_PORT
     try:
-        return port_number(from_environment)
+        return port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
     except argparse.ArgumentTypeError as error:
         raise ValueError(f'PORT: {error}') from None
 
@@ -2833,6 +2764,10 @@ def check_host(host: str) -> None:
     except (OSError, UnicodeError) as error:
         reason = getattr(error, 'strerror', None) or 'not a host name'
         raise ValueError(f'--host {host!r}: {reason}') from None
+
+
+class CannotServe(Exception):
+    """Why the command line cannot serve, in one line for stderr; its exit status is 1."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -2852,15 +2787,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              'otherwise any Host is answered')
     except ValueError as error:
         parser.error(str(error))
-    try:
-        # Read first: a fixtures file that cannot be used leaves no new database behind.
-        fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
-        store = StubStore(None if args.db == MEMORY_DB else args.db)
-    except DatabaseError as error:
-        print(f'petstore-stub: {error}', file=sys.stderr)
-        return 1
-    # While serving, stderr too goes through a console: a traceback, a warning, a log record
-    # written from a request's thread never waits on a stalled stderr.
+    # While serving, stderr too goes through a console: no request's thread waits on a stalled one.
     errors = Console(sys.stderr)
     # A quiet stub prints no access log: only its banner and its last line go to stdout.
     console = Console(sys.stdout, warnings=errors,
@@ -2869,74 +2796,64 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors.log('petstore-stub: stdout is closed; the banner and the access log go nowhere')
     try:
         with contextlib.redirect_stderr(errors):
-            try:
-                status = serve_store(store, fixtures, api_keys, generated, port, args, console)
-            finally:
-                try:
-                    store.close()
-                except DatabaseError as error:
-                    print(f'petstore-stub: {error}', file=sys.stderr)
-                    status = 1
+            serve_store(args, api_keys, generated, port, console)
+        return 0
+    except (CannotServe, DatabaseError, ApiError) as error:
+        errors.log(f'petstore-stub: {error}')
+        return 1
     finally:
         console.stop()
         errors.stop()
-    return status
 
 
-def serve_store(store: PetStore, fixtures: list[dict] | None, api_keys: list[str],
-                generated: bool, port: int, args: argparse.Namespace, console: Console) -> int:
-    loaded = ''
-    if fixtures is not None:
-        try:
-            loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
-        except ApiError as error:
-            if error.code != 'store_not_empty':  # a disk that would not take them
-                print(f'petstore-stub: {error}', file=sys.stderr)
-                return 1
+def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, port: int,
+                console: Console) -> None:
+    """Open the store, print the banner, serve until stopped, and close the store."""
+    # Read first: a fixtures file that cannot be used leaves no new database behind.
+    fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
+    with StubStore(None if args.db == MEMORY_DB else args.db) as store:
+        loaded = ''
+        if fixtures is not None and len(store):
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
-    # Without --admin nothing can read the journal, so none is kept.
-    app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
-                      admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
-                      journal_size=JOURNAL_SIZE if args.admin else 0,
-                      access_log=None if args.quiet else console.log,
-                      allowed_hosts=(args.allowed_hosts if checks_host(args.host, args.trust_proxy)
-                                     else None))
-    app.delay = args.delay
-    settings = [f'delay: every API request waits {args.delay:g} s first'] if args.delay else []
-    if args.chaos:
-        seed = app.chaos(args.chaos, seed=args.seed)
-        settings.append(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
-                        f'{seed} (--seed {seed} repeats them)')
-    raise_open_files_limit(CONNECTION_LIMIT + 64)
-    server = StubServer(app, args.host, port)
-    try:
-        server.bind()
-    except (OSError, ValueError) as error:
-        reason = getattr(error, 'strerror', None) or error
-        print(f'petstore-stub: cannot listen on {args.host}:{port}: {reason}', file=sys.stderr)
-        return 1
-    url = print_banner(console, server, store, api_keys[0], generated, loaded)
-    for line in settings:
-        console.log(line)
-    if args.ready_file is not None:
-        ready = {'url': url, 'pid': os.getpid()}
-        if args.admin:
-            ready['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
+        elif fixtures is not None:  # a disk that would not take them: an ApiError
+            loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
+        # Without --admin nothing can read the journal, so none is kept.
+        app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
+                          admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
+                          journal_size=JOURNAL_SIZE if args.admin else 0,
+                          access_log=None if args.quiet else console.log,
+                          allowed_hosts=(args.allowed_hosts
+                                         if checks_host(args.host, args.trust_proxy) else None))
+        raise_open_files_limit(CONNECTION_LIMIT + 64)
+        server = StubServer(app, args.host, port)
         try:
-            write_whole(args.ready_file, to_json(ready))
-        except OSError as error:
-            print(f'petstore-stub: cannot write {args.ready_file}: {error.strerror}',
-                  file=sys.stderr)
-            server.stop()
-            return 1
-    try:
-        status = run_until_stopped(server)
-    finally:
+            server.bind()
+        except (OSError, ValueError) as error:
+            reason = getattr(error, 'strerror', None) or error
+            raise CannotServe(f'cannot listen on {args.host}:{port}: {reason}') from None
+        url = print_banner(console, server, generated, loaded)
+        if args.delay:
+            app.delay = args.delay
+            console.log(f'delay: every API request waits {args.delay:g} s first')
+        if args.chaos:
+            seed = app.chaos(args.chaos, seed=args.seed)
+            console.log(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
+                        f'{seed} (--seed {seed} repeats them)')
         if args.ready_file is not None:
-            args.ready_file.unlink(missing_ok=True)
-    where = 'memory' if store.path is None else str(store.path)
-    console.log(f'petstore-stub stopped: {pets_phrase(len(store))} in {where}')
-    return status
+            ready = {'url': url, 'pid': os.getpid()}
+            if args.admin:
+                ready['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
+            try:
+                write_whole(args.ready_file, to_json(ready))
+            except OSError as error:
+                server.stop()
+                raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
+        try:
+            run_until_stopped(server)
+        finally:
+            if args.ready_file is not None:
+                args.ready_file.unlink(missing_ok=True)
+        console.log(f'petstore-stub stopped: {holding(store)}')
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -2949,38 +2866,38 @@ def write_whole(path: Path, text: str) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def print_banner(console: Console, server: StubServer, store: PetStore, api_key: str,
-                 generated: bool, fixtures: str) -> str:
+def holding(store: StubStore) -> str:
+    return f'{pets_phrase(len(store))} in {"memory" if store.path is None else store.path}'
+
+
+def print_banner(console: Console, server: StubServer, generated: bool, loaded: str) -> str:
     """Print the banner; return the base URL it gives, one a client on this machine can use."""
-    where = 'memory' if store.path is None else str(store.path)
-    console.log(f'petstore-stub {__version__}: {pets_phrase(len(store))} in {where}{fixtures}')
+    console.log(f'petstore-stub {__version__}: {holding(server.app.store)}{loaded}')
     if generated:
-        console.log(f'generated API key (not published anywhere): {api_key}')
+        console.log(f'generated API key (not published anywhere): {server.api_key}')
     url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
-    console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {api_key}' {url}/pets")
+    console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {server.api_key}' {url}/pets")
     console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
     return url
 
 
 def raise_open_files_limit(wanted: int) -> None:
     """Let this process hold ``wanted`` open files, if its hard limit allows: one per connection."""
-    try:
+    with contextlib.suppress(ImportError, ValueError, OSError):  # no resource module on Windows
         import resource
-    except ImportError:  # Windows
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-        with contextlib.suppress(ValueError, OSError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and soft < wanted:
+            target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
-def run_until_stopped(server: StubServer) -> int:
+def run_until_stopped(server: StubServer) -> None:
+    """Serve until SIGTERM or SIGINT, then stop the server. A stop, once begun, finishes: a second
+    signal would cut the fold of the log short."""
     def stop(signum: int, frame: Any) -> None:
-        # A stop, once begun, finishes: a second signal would cut the fold of the log short.
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        # Let a delayed or hanging request go first: waitress waits 5 s for its workers.
+        # Let held requests go first: waitress, interrupted, waits up to 5 s for its workers.
         server.app.release()
         raise KeyboardInterrupt
 
@@ -2988,12 +2905,10 @@ def run_until_stopped(server: StubServer) -> int:
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
     finally:
         server.stop()
-    return 0
 
 
 # -- The pytest fixtures -------------------------------------------------------
@@ -3026,12 +2941,9 @@ if 'pytest' in sys.modules:
 
     def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
-                      help='fail a test whose client sent the petstore_server a request it '
-                           'refused as malformed (400, 404 for no such path, 405, 413, 415, '
-                           '431, 505)')
+                      help='fail a test whose client sent the petstore_server a malformed request')
         parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
-                      help='fail a test that queued a fault on the petstore_server that never '
-                           'fired all its times (on unless set to false)')
+                      help='fail a test that left a fault queued on the petstore_server unused')
 
     def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
@@ -3052,26 +2964,24 @@ if 'pytest' in sys.modules:
         if petstore_fixtures:
             server.load_fixtures(petstore_fixtures)
         yield server
-        unused = None
         try:
             server.check()  # the unused faults taken even when allowed: the session ends clean
-        except AssertionError as error:
-            unused = error  # failed outside the except: one message, not two chained
-        if unused and (request.config.getini('petstore_fail_on_unused_faults')
-                       and not request.node.get_closest_marker('petstore_allows_unused_faults')):
-            pytest.fail(f'in this test, {unused}\n(if the test leaves it unused on purpose, '
-                        'mark it @pytest.mark.petstore_allows_unused_faults)', pytrace=False)
+        except AssertionError as unused:
+            if (request.config.getini('petstore_fail_on_unused_faults')
+                    and not request.node.get_closest_marker('petstore_allows_unused_faults')):
+                raise pytest.fail.Exception(  # from None: one message, not two chained
+                    f'in this test, {unused}\n(if the test leaves it unused on purpose, mark it '
+                    '@pytest.mark.petstore_allows_unused_faults)', pytrace=False) from None
         if (request.config.getini('petstore_fail_on_bad_requests')
-                and not request.node.get_closest_marker('petstore_allows_bad_requests')):
-            refused = [entry for entry in server.requests if is_refused_as_malformed(entry)]
-            if refused:
-                pytest.fail('\n'.join(
-                    [f'the code under test sent {len(refused)} request(s) the stub refused as '
-                     'malformed:']
-                    + [f'  {describe_call(entry)}: {(entry["error"] or {}).get("message", "")}'
-                       for entry in refused]
-                    + ['(if the test sends them on purpose, mark it '
-                       '@pytest.mark.petstore_allows_bad_requests)']), pytrace=False)
+                and not request.node.get_closest_marker('petstore_allows_bad_requests')
+                and (refused := [entry for entry in server.requests
+                                 if is_refused_as_malformed(entry)])):
+            pytest.fail(f'the code under test sent {len(refused)} request(s) the stub refused as '
+                        'malformed:' + ''.join(f'\n  {describe_call(entry)}: '
+                                               f'{(entry["error"] or {}).get("message", "")}'
+                                               for entry in refused)
+                        + '\n(if the test sends them on purpose, mark it '
+                        '@pytest.mark.petstore_allows_bad_requests)', pytrace=False)
 
     @pytest.fixture
     def petstore_app(petstore_api_key: str, petstore_staging: bool,
