@@ -2830,6 +2830,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             server.bind()
         except (OSError, ValueError) as error:
             reason = getattr(error, 'strerror', None) or error
+            if getattr(error, 'errno', None) == errno.EADDRINUSE:
+                reason = f'{reason}; choose another --port, or --port 0 for any free one'
             raise CannotServe(f'cannot listen on {args.host}:{port}: {reason}') from None
         url = print_banner(console, server, generated, loaded)
         if args.delay:

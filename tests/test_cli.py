@@ -231,7 +231,9 @@ def test_a_busy_port_is_a_clear_error(capsys):
     with stub.serve() as running:
         assert main(['--port', str(running.port), '--db', ':memory:']) == 1
     gc.collect()
-    assert f'cannot listen on 127.0.0.1:{running.port}' in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f'cannot listen on 127.0.0.1:{running.port}' in err
+    assert 'choose another --port, or --port 0 for any free one' in err
 
 
 def test_help_lists_every_flag_with_examples(capsys):
