@@ -594,8 +594,10 @@ def no_more_ids() -> ApiError:
 # A change counts once its line is in the log, opened for synchronous writes (O_DSYNC): a create
 # costs one short write, however many pets there are, and only then is the pet visible. Once the log
 # is as long as the file, and at start and close, it is folded into the file (a checkpoint): the
-# file is replaced crash-safely, and only then is the log emptied. Replaying a log over a file that
-# already holds its changes gives the same tables, so a crash between those two steps loses nothing.
+# file is replaced crash-safely, and only then is the log emptied; a log replayed over a file that
+# already holds it changes nothing. One stub per database: the file is locked (through any name, a
+# hard link too), and the log at its path, where another file may be put over the database (it is
+# not read, and the next fold writes over it).
 
 PETS_TABLE = 'pets'
 #: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
@@ -607,13 +609,9 @@ class DatabaseError(Exception):
 
 
 class LockedJSONStorage(Storage):
-    """A TinyDB storage for a JSON file that one process at a time may use.
-
-    The file is created if missing and locked while the storage is open; the lock is on the file
-    itself, so it holds through any name, a hard link included. ``read()`` returns the tables,
-    checked, or None for an empty file. ``write()`` replaces the file atomically, keeping its mode:
-    a crash leaves the old file or the new one (TinyDB's own JSONStorage writes in place).
-    """
+    """A TinyDB storage for a JSON file, created if missing and locked while open. ``write()``
+    replaces the file atomically (TinyDB's JSONStorage writes in place), keeping its mode, and
+    raises OSError if it cannot; ids may be ints, which JSON writes as TinyDB's strings."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         super().__init__()
@@ -626,20 +624,19 @@ class LockedJSONStorage(Storage):
         return os.fstat(self._descriptor).st_size
 
     def is_in_place(self) -> bool:
-        """Whether the file is still the one at its path: no other was renamed over it."""
         return is_at(self._descriptor, self.path)
 
     def read(self) -> dict[str, dict[str, dict]] | None:
         try:
             text = self.path.read_bytes().decode('utf-8')
-            tables = (loads_strict(text, object_pairs_hook=reject_duplicate_keys)
-                      if text.strip() else None)
+            if not text.strip():
+                return None
+            tables = loads_strict(text, object_pairs_hook=reject_duplicate_keys)
         except (OSError, ValueError) as error:
             raise DatabaseError(f'{self.name}: not a readable JSON file ({error})') from None
-        return None if tables is None else check_tables(self.name, tables)
+        return check_tables(self.name, tables)
 
-    def write(self, data: dict[str, dict[str, dict]]) -> None:
-        """Replace the file with ``data``; raise OSError if it cannot be written."""
+    def write(self, data: dict[str, dict]) -> None:
         temporary = self.path.with_name(f'.{self.path.name}.tmp')
         mode = stat.S_IMODE(os.fstat(self._descriptor).st_mode)
         temporary.unlink(missing_ok=True)  # left by a crash, perhaps read-only
@@ -679,10 +676,8 @@ def open_locked(path: Path, name: Path, flags: int) -> int:
                                         '--db :memory: to keep nothing')
             descriptor = os.open(path, flags | os.O_CREAT, 0o666)
         except OSError as error:
-            fixable = error.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT)
-            hint = '; choose another --db, or --db :memory: to keep nothing' if fixable else ''
-            raise DatabaseError(f'{name}: cannot use this database ({error.strerror}){hint}') \
-                from None
+            raise DatabaseError(f'{name}: cannot use this database ({error.strerror}); choose '
+                                'another --db, or --db :memory: to keep nothing') from None
         try:
             lock_file(descriptor, name)
             # The stub that held the lock may have renamed a new file over this one (a fold), or
@@ -696,14 +691,12 @@ def open_locked(path: Path, name: Path, flags: int) -> int:
 
 
 def lock_file(descriptor: int, name: Path) -> None:
-    try:
+    with contextlib.suppress(ImportError):  # Windows: no advisory locks to take
         import fcntl
-    except ImportError:  # Windows: no advisory locks to take
-        return
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise DatabaseError(f'{name}: another stub is using this database') from None
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DatabaseError(f'{name}: another stub is using this database') from None
 
 
 def is_at(descriptor: int, path: Path) -> bool:
@@ -717,6 +710,12 @@ def write_all(descriptor: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(descriptor, view):]
+
+
+def append_durably(descriptor: int, data: bytes) -> None:
+    write_all(descriptor, data)
+    if not O_DSYNC:
+        os.fsync(descriptor)
 
 
 def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
@@ -745,24 +744,19 @@ def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
     for number, line in enumerate(lines, start=1):
         try:
-            apply_logged(tables, loads_strict(line.decode('utf-8'),
-                                              object_pairs_hook=reject_duplicate_keys))
+            change = loads_strict(line.decode('utf-8'), object_pairs_hook=reject_duplicate_keys)
+            (kind, value), = change.items()
+            if kind not in ('insert', 'write'):
+                raise ValueError(f'unknown change {kind!r}')
+            if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+                raise ValueError(f'its {kind} is not an object of tables, each an object')
         except (ValueError, TypeError, AttributeError) as error:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
+        if kind == 'write':
+            tables.clear()
+        for name, documents in value.items():
+            tables.setdefault(name, {}).update(documents)
     return check_tables(path, tables)
-
-
-def apply_logged(tables: dict[str, dict[str, dict]], change: dict) -> None:
-    """Apply one logged change, ``{"insert": {table: documents}}`` or ``{"write": tables}``."""
-    (kind, value), = change.items()
-    if kind not in ('insert', 'write'):
-        raise ValueError(f'unknown change {kind!r}')
-    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-        raise ValueError(f'its {kind} is not an object of tables, each an object')
-    if kind == 'write':
-        tables.clear()
-    for name, documents in value.items():
-        tables.setdefault(name, {}).update(documents)
 
 
 class Change:
@@ -774,101 +768,70 @@ class Change:
         self.failure: ApiError | None = None  #: why the change was not made
         self.written = False  #: whether a writer has taken it, made or not
 
-
-def give_ids(changes: Iterable[Change], next_id: int) -> None:
-    """Give each new pet its id from ``next_id`` (1 after a clear); refuse a change past int64."""
-    for change in changes:
-        if change.new_pets is None:
-            next_id = 1
-        elif next_id + len(change.new_pets) - 1 > INT64_MAX:
-            change.failure = no_more_ids()
-        else:
-            change.pets = {next_id + n: pet for n, pet in enumerate(change.new_pets)}
-            next_id += len(change.new_pets)
-
-
-def apply_change(pets: dict[int, dict], change: Change) -> None:
-    if change.new_pets is None:
-        pets.clear()
-    pets.update(change.pets)
+    def apply(self, pets: dict[int, dict]) -> None:
+        if self.new_pets is None:
+            pets.clear()
+        pets.update(self.pets)
 
 
 class DurableTable:
-    """The pets in a TinyDB file and its log: a change is made, and visible, once it is on disk.
-
-    ``make()`` queues a change under the store's ``lock``, then waits for it without the lock. One
-    waiting thread at a time writes every change queued so far in one write; the others wait, and
-    those whose change went with it return (group commit). The writer gives the new pets their ids
-    and, once on disk, applies the changes to ``pets`` in order. A write that fails changes nothing.
-
-    Both files are locked: the file through any name, the log at its path, where the file may be
-    replaced; a file put there while the table is open is not read, and the next fold writes over
-    it. The log is folded in at ``checkpoint_lines`` lines, or as many as the file has pets if more.
-    """
+    """The pets in a TinyDB file and its log. ``make()`` queues a change under the store's
+    ``lock``, then waits without it; one waiting thread at a time writes every change queued so far
+    in one write, and those whose change went with it return (group commit). The log is folded in
+    at ``checkpoint_lines`` lines, or as many as the file has pets if more."""
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
                  checkpoint_lines: int = 1000) -> None:
         self._lock = lock  #: the store's: guards pets and the queued changes
         self._checkpoint_lines = checkpoint_lines
-        existed = os.path.exists(path)
-        self._storage = LockedJSONStorage(path)
-        self.log_path = self._storage.path.with_name(f'{self._storage.path.name}.log')
         self._batch: list[Change] = []  #: the changes queued and not yet taken by a writer
         self._writer = threading.Lock()  #: held by the thread that writes
         self._written = threading.Condition()  #: notified as each write ends
         self._log_lines = self._log_size = 0
+        existed = os.path.exists(path)
+        self._storage = LockedJSONStorage(path)
+        self.log_path = self._storage.path.with_name(f'{self._storage.path.name}.log')
         self._log = -1
         try:
             self._log = open_locked(self.log_path, self.log_path,
                                     os.O_WRONLY | os.O_APPEND | O_DSYNC)
-            self._tables = self._open()
-        except BaseException:
-            self._abandon(remove_file=not existed)
+            self._open()
+        except BaseException:  # close both files, and remove what this open made and left empty
+            if self._log >= 0:
+                if not os.fstat(self._log).st_size:
+                    self.log_path.unlink(missing_ok=True)
+                os.close(self._log)
+            if not existed and not self._storage.size() and self._storage.is_in_place():
+                self._storage.path.unlink()
+            self._storage.close()
             raise
-        self.pets = {int(pet_id): document
-                     for pet_id, document in self._tables.pop(PETS_TABLE).items()}
+
+    def _open(self) -> None:
+        name, logged = self._storage.name, os.fstat(self._log).st_size
+        if logged and not self._storage.size():
+            raise DatabaseError(f'{self.log_path}: the log holds changes but the database {name} '
+                                'is empty or missing, so pets were lost; restore the database, '
+                                'or remove the log to start with what is left')
+        tables = self._storage.read() or {PETS_TABLE: {}}
+        if logged:
+            tables = replay_log(self.log_path, tables)
+        self.pets = {int(pet_id): pet for pet_id, pet in tables.pop(PETS_TABLE).items()}
+        self._tables = tables  #: the file's other tables, kept as they are
         self._file_pets = len(self.pets)
-
-    def _open(self) -> dict[str, dict[str, dict]]:
-        """Read the file, fold in what an earlier run left in the log; leave the log empty."""
-        name = self._storage.name
-        try:
-            logged = os.fstat(self._log).st_size
-            if logged and not self._storage.size():
-                raise DatabaseError(
-                    f'{self.log_path}: the log holds changes but the database {name} is empty '
-                    'or missing, so pets were lost; restore the database, or remove the log '
-                    'to start with what is left')
-            tables = self._storage.read() or {PETS_TABLE: {}}
-            if logged:
-                tables = replay_log(self.log_path, tables)
-            if logged or not self._storage.size():
-                # An empty file never goes with a log: emptied later, it shows a loss.
-                self._storage.write(tables)
-                os.ftruncate(self._log, 0)
-                os.fsync(self._log)
-        except OSError as error:
-            raise DatabaseError(f'{name}: cannot fold the log into the database '
-                                f'({error.strerror}); nothing was changed') from None
-        return tables
-
-    def _abandon(self, remove_file: bool) -> None:
-        """Close both files after a failed open; remove what the open created and holds nothing."""
-        if self._log >= 0:
-            if not os.fstat(self._log).st_size:
-                self.log_path.unlink(missing_ok=True)
-            os.close(self._log)
-        if remove_file and not self._storage.size() and self._storage.is_in_place():
-            self._storage.path.unlink()
-        self._storage.close()
+        # An empty file never goes with a log: emptied later, it shows a loss.
+        if logged or not self._storage.size():
+            try:
+                self._checkpoint([])
+            except OSError as error:
+                raise DatabaseError(f'{name}: cannot fold the log into the database '
+                                    f'({error.strerror}); nothing was changed') from None
 
     def make(self, change: Change) -> Change:
         """Return once ``change`` is on disk and applied; raise an ApiError if it was not made."""
         with self._lock:
             self._batch.append(change)
         while not change.written:
-            # Waiters sleep on a condition, not on the writer's lock: queued on the lock, each
-            # would wake in turn to find its change written, one handoff after another.
+            # Waiters sleep on a condition: queued on the writer's lock, they would wake one by one.
             if self._writer.acquire(blocking=False):
                 try:
                     if not change.written:  # else a write that has just ended took it
@@ -887,14 +850,22 @@ class DurableTable:
     def _write_next_batch(self) -> None:
         with self._lock:
             batch, self._batch = self._batch, []
-        give_ids(batch, next(reversed(self.pets), 0) + 1)  # the writer alone changes pets
+        next_id = next(reversed(self.pets), 0) + 1  # the writer alone changes pets
+        for change in batch:
+            if change.new_pets is None:
+                next_id = 1
+            elif next_id + len(change.new_pets) - 1 > INT64_MAX:
+                change.failure = no_more_ids()
+            else:
+                change.pets = dict(enumerate(change.new_pets, start=next_id))
+                next_id += len(change.new_pets)
         made = [change for change in batch if change.failure is None]
         try:
             # Once the log is as long as the file, folding it in costs each change O(1).
             if self._log_lines >= max(self._checkpoint_lines, self._file_pets):
                 self._checkpoint(made)
             else:
-                self._append([self._logged(change) for change in made])
+                self._append(made)
         except OSError as error:
             for change in made:
                 change.failure = ApiError(500, 'storage_error', f'could not write {self.log_path}: '
@@ -902,22 +873,15 @@ class DurableTable:
         else:
             with self._lock:
                 for change in made:
-                    apply_change(self.pets, change)
+                    change.apply(self.pets)
         for change in batch:
             change.written = True
 
-    def _logged(self, change: Change) -> bytes:
-        if change.new_pets is None:
-            logged = {'write': {**self._tables, PETS_TABLE: {}}}
-        else:
-            logged = {'insert': {PETS_TABLE: {str(pet_id): pet
-                                               for pet_id, pet in change.pets.items()}}}
-        return json.dumps(logged, ensure_ascii=False).encode('utf-8') + b'\n'
-
-    def _append(self, lines: list[bytes]) -> None:
-        """Append ``lines`` to the log, on disk, or raise OSError with the log cut back: no half
-        line for the next append to follow."""
-        data = b''.join(lines)
+    def _append(self, changes: list[Change]) -> None:
+        """Log ``changes``, on disk, or raise OSError with the log cut back to whole lines."""
+        lines = [{'insert': {PETS_TABLE: change.pets}} if change.new_pets is not None
+                 else {'write': {**self._tables, PETS_TABLE: {}}} for change in changes]
+        data = ''.join(json.dumps(line, ensure_ascii=False) + '\n' for line in lines).encode()
         if os.fstat(self._log).st_size != self._log_size:
             os.ftruncate(self._log, self._log_size)  # a failed write left part of a line
         try:
@@ -934,12 +898,10 @@ class DurableTable:
         with self._lock:
             pets = dict(self.pets)  # a pet never changes once stored: copying the dict is enough
         for change in changes:
-            apply_change(pets, change)
-        self._storage.write({**self._tables, PETS_TABLE: {str(pet_id): pet
-                                                          for pet_id, pet in pets.items()}})
+            change.apply(pets)
+        self._storage.write({**self._tables, PETS_TABLE: pets})
         self._file_pets = len(pets)
-        # The changes are in the file: if the log cannot be emptied, or its emptying synced,
-        # replaying it over the file is harmless.
+        # The changes are in the file: a log left as it was replays harmlessly.
         with contextlib.suppress(OSError):
             os.ftruncate(self._log, 0)
             self._log_lines = self._log_size = 0
@@ -966,18 +928,16 @@ class DurableTable:
 
 
 class StubStore(PetStore):
-    """The store the stub runs on: PetStore, given a ``path`` keeping its pets in a TinyDB file and
-    its log (``DurableTable``), where a pet is visible, and its creation acknowledged, only once it
-    is durable. A pet never changes once stored, so its JSON is rendered once; at most
-    ``rendered_pets`` are kept rendered (about 150 bytes each)."""
+    """PetStore as the stub runs it: given a ``path``, over a ``DurableTable``, where a pet is
+    visible, and its creation acknowledged, once it is on disk. A pet never changes once stored, so
+    its JSON is rendered once, for at most ``rendered_pets`` pets (about 150 bytes each)."""
 
     def __init__(self, path: str | os.PathLike | None = None, *,
                  checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
         super().__init__()
-        self.path = None if path is None else Path(path)
-        self._table = None if path is None else DurableTable(
-            path, self._lock, checkpoint_lines=checkpoint_lines)
-        if self._table is not None:
+        self.path, self._table = None if path is None else Path(path), None
+        if path is not None:
+            self._table = DurableTable(path, self._lock, checkpoint_lines=checkpoint_lines)
             self._pets = self._table.pets  # the table changes them, under the store's lock
         self._rendered: dict[int, tuple[dict, str]] = {}  #: pet id -> (document, its Pet JSON)
         self._rendered_pets = rendered_pets
@@ -1006,12 +966,6 @@ class StubStore(PetStore):
         """Fold the log into the file and release both (a file store)."""
         if self._table is not None:
             self._table.close()
-
-
-def append_durably(descriptor: int, data: bytes) -> None:
-    write_all(descriptor, data)
-    if not O_DSYNC:
-        os.fsync(descriptor)
 
 
 # -- The fixture server: StubApp and its pieces --------------------------------
