@@ -870,12 +870,18 @@ class DurableTable:
             for change in made:
                 change.failure = ApiError(500, 'storage_error', f'could not write {self.log_path}: '
                                           f'{error.strerror}; nothing was changed')
+        except BaseException:  # a bug: the writer's request gets its traceback, the others a 500
+            for change in made:
+                change.failure = ApiError(500, 'internal_error', 'the stub failed on this '
+                                          'request; its log has the traceback')
+            raise
         else:
             with self._lock:
                 for change in made:
                     change.apply(self.pets)
-        for change in batch:
-            change.written = True
+        finally:
+            for change in batch:  # none waits for ever
+                change.written = True
 
     def _append(self, changes: list[Change]) -> None:
         """Log ``changes``, on disk, or raise OSError with the log cut back to whole lines."""

@@ -134,6 +134,43 @@ def test_one_write_serves_the_adds_that_wait_for_it(tmp_path, monkeypatch):
     assert writes == [1, 7]  # the seven adds that came during the first write shared the next
 
 
+def test_a_bug_in_a_shared_write_fails_every_add_it_carries_and_the_next_write_succeeds(
+        tmp_path, monkeypatch):
+    real_append = stub.append_durably
+    first_write_started, more_adds_waiting = threading.Event(), threading.Event()
+    outcomes = []
+
+    def disk(descriptor, data):
+        if not first_write_started.is_set():
+            first_write_started.set()
+            more_adds_waiting.wait(timeout=10)
+            return real_append(descriptor, data)
+        raise RuntimeError('a bug in the shared write')
+
+    def add():
+        try:
+            outcomes.append(store.add(REX)['id'])
+        except (RuntimeError, stub.ApiError) as error:
+            outcomes.append(type(error).__name__)
+
+    with StubStore(tmp_path / 'pets.json') as store:
+        monkeypatch.setattr(stub, 'append_durably', disk)
+        threads = [threading.Thread(target=add) for _ in range(4)]
+        threads[0].start()
+        first_write_started.wait(timeout=10)
+        for thread in threads[1:]:
+            thread.start()
+        wait_until(lambda: len(store._table._batch) == 3)
+        more_adds_waiting.set()
+        for thread in threads:
+            thread.join(timeout=10)
+        assert not any(thread.is_alive() for thread in threads)
+        assert sorted(map(str, outcomes)) == ['1', 'ApiError', 'ApiError', 'RuntimeError']
+        monkeypatch.setattr(stub, 'append_durably', real_append)
+        assert store.add(REX)['id'] == 2
+        assert len(store) == 2
+
+
 def test_close_folds_the_log_into_a_plain_tinydb_file(tmp_path):
     path = tmp_path / 'pets.json'
     with StubStore(path) as store:
@@ -155,6 +192,18 @@ def test_a_long_log_is_folded_into_the_file(tmp_path):
         store.add(MYSTERY)
         with StubStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:
             assert len(after_crash) == 5
+
+
+def test_a_log_as_long_as_the_file_is_folded_into_it(tmp_path):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    with StubStore(path) as store:
+        store.add_many([REX] * 5)
+    with StubStore(path, checkpoint_lines=2) as store:
+        for _ in range(5):
+            store.add(MYSTERY)
+        assert len(log.read_bytes().splitlines()) == 5  # as many lines as the file has pets
+        store.add(MYSTERY)
+        assert (len(json.loads(path.read_text())['pets']), log.read_bytes()) == (11, b'')
 
 
 def test_a_log_replayed_over_a_file_that_holds_it_changes_nothing(tmp_path, monkeypatch):
