@@ -1731,8 +1731,7 @@ def is_admin_call(environ: dict) -> bool:
 
 
 def is_admin_target(target: str) -> bool:
-    """Whether a request target as sent may be an admin endpoint's: its path, decoded,
-    holds ``/__admin/`` (``/__admin/reset``, ``/%5F_admin/reset``, ``http://h/__admin/``)."""
+    """Whether a request target as sent may name an admin endpoint (``/%5F_admin/reset``, say)."""
     return ADMIN_PREFIX in urllib.parse.unquote(target.partition('?')[0], errors='replace')
 
 
@@ -1765,16 +1764,10 @@ class Fence:
                     stub.lock.notify_all()
 
 
-#: A name ``--allow-host`` takes: labels of letters, digits, ``-`` and ``_`` (a Compose
-#: service such as ``pet_store``), joined by dots.
-ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9_-]{1,63}(?<!-))*')
-
-
 class HostCheck:
-    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name or
-    one of ``allowed_hosts``. A web page can point a name of its own at 127.0.0.1 (DNS rebinding)
-    and call the stub as its own origin, but the browser still sends that name in Host: a 421,
-    before anything is read or changed."""
+    """WSGI middleware for a stub on loopback: a page can point a name of its own at 127.0.0.1 (DNS
+    rebinding) and call the stub as its origin, but the browser sends that name in Host. One not a
+    loopback name nor in ``allowed_hosts`` gets a 421, before anything is read or changed."""
 
     def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
         self.app, self.allowed = app, allowed_hosts
@@ -1804,11 +1797,12 @@ def is_loopback(host: str) -> bool:
 def parse_allowed_host(text: str) -> str:
     """A name for ``--allow-host`` as a Host header carries it, port left out: ``pets.local``,
     ``192.168.1.5`` or ``[fd00::1]``, in lower case; ValueError if it is none."""
+    label = '(?!-)[a-z0-9_-]{1,63}(?<!-)'  # ``_`` too, as in a Compose service: ``pet_store``
     name = text.lower() if isinstance(text, str) else ''
     if ':' in name and '%' not in name:  # an IPv6 address; a zone would be sent as %25
         with contextlib.suppress(ValueError):
             return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
-    elif len(name) <= 253 and ALLOWED_HOST_PATTERN.fullmatch(name):
+    elif len(name) <= 253 and re.fullmatch(rf'{label}(?:\.{label})*', name):
         return name
     raise ValueError('an allowed host is a host name (such as pets.local) or an IP address, '
                      f'without a port; got {text!r}')
