@@ -1996,9 +1996,9 @@ class Console(logging.handlers.QueueListener):
     only put it in a bounded queue, so a stalled or closed reader never costs a request. Text that
     finds it full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
 
-    def __init__(self, stream: IO[str] | None, capacity: int = 1000,
-                 warnings: Console | None = None, name: str = 'the access log') -> None:
-        super().__init__(queue.Queue(capacity))
+    def __init__(self, stream: IO[str] | None, warnings: Console | None = None,
+                 name: str = 'the access log') -> None:
+        super().__init__(queue.Queue(1000))
         self._stream, self._warnings, self.name = stream, warnings, name
         self._broken, self._warned = stream is None, False
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
@@ -2036,12 +2036,12 @@ class Console(logging.handlers.QueueListener):
             reason = getattr(error, 'strerror', None) or error
             self._warn(f'{self.name} cannot be written ({reason}); its lines are dropped')
 
-    def stop(self, timeout: float = 1.0) -> None:
-        """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
+    def stop(self) -> None:
+        """Write what is queued, waiting a second at most for a stalled reader (QueueListener's
+        stop() would wait for ever)."""
         with contextlib.suppress(queue.Full):
             self.enqueue_sentinel()
-        # QueueListener.stop() would wait for ever on a stalled reader: join its thread here.
-        self._thread.join(timeout)
+        self._thread.join(1.0)
         if self._descriptor is not None and not self._thread.is_alive():
             os.close(self._descriptor)
             self._descriptor = None
