@@ -2066,8 +2066,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
         def checked() -> str:
             request = bottle.request
-            if request.query_string:
-                check_query_names(parse_query(request.query_string), where, query)
+            check_query_names(parse_query(request.query_string), where, query)
             if body:
                 check_content_type(request.content_type)
                 result = handler(parse_json_object(read_body(request)))
