@@ -2166,12 +2166,15 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
     def index() -> str:
         base = mount_point() + base_path
         bottle.response.set_header('Vary', 'Accept')
-        if prefers_html(bottle.request.environ.get('HTTP_ACCEPT', '')):
+        first = bottle.request.get_header('Accept', '').split(',')[0].split(';')[0]
+        if first.strip().lower() == 'text/html':  # a browser's; not curl's */*, nor a script's
             bottle.response.content_type = 'text/html; charset=utf-8'
             bottle.request.environ[PAGE] = True
             demo = DEMO_API_KEY in api_keys and is_loopback(bottle.request.remote_addr or '')
-            return page({'basePath': base, 'demoKey': DEMO_API_KEY if demo else None,
-                         'admin': admin})
+            settings = {'basePath': base, 'demoKey': DEMO_API_KEY if demo else None, 'admin': admin}
+            # In place of the page's defaults; escaped, so that no value can close its script.
+            return page_template().replace('{"basePath": "/v1", "demoKey": null, "admin": false}',
+                                           json.dumps(settings).replace('<', '\\u003c'), 1)
         demo = f' (here the demo key {DEMO_API_KEY})' if DEMO_API_KEY in api_keys else ''
         return to_json({
             'name': 'Pet Store API (petstore-stub)',
@@ -2194,34 +2197,13 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
         return to_json(openapi_document(app_url() + base_path))
 
     @api.get(FAVICON, name='favicon')
-    def favicon() -> str:
-        # No icon: a browser asks for one on its own, and a 204 stops it asking.
-        bottle.response.status = 204
-        return ''
-
-
-def prefers_html(accept: str) -> bool:
-    """Whether an Accept header asks for HTML at least as much as for JSON (a browser's does;
-    curl's ``*/*`` does not)."""
-    weights: dict[str, float] = {}
-    for item in accept.split(','):
-        media_type, *parameters = [part.strip().lower() for part in item.split(';')]
-        quality = next((p[2:] for p in parameters if p.startswith('q=')), '1')
-        with contextlib.suppress(ValueError):
-            weights[media_type] = float(quality)
-    html = weights.get('text/html', 0)
-    return html > 0 and html >= weights.get('application/json', weights.get('*/*', 0))
+    def favicon() -> None:
+        bottle.response.status = 204  # no icon: a browser asks for one unbidden, and this stops it
 
 
 @functools.lru_cache(maxsize=1)
 def page_template() -> str:
     return data_path('index.html').read_text(encoding='utf-8')
-
-
-def page(settings: dict) -> str:
-    """``data/index.html``, with this stub's settings in place of the defaults it holds."""
-    text = json.dumps(settings).replace('<', '\\u003c')  # nothing can close the script
-    return page_template().replace('{"basePath": "/v1", "demoKey": null, "admin": false}', text, 1)
 
 
 class DocumentHeaders:
