@@ -55,7 +55,6 @@ wraps it: ``create_stub()`` adds the fixture server's pieces, and
       Middleware: the delay, the Host check, CORS, forwarded headers, routing
       The access log and the console
       The admin endpoints, the documents, the fixtures
-      The OpenAPI description
       The server: waitress, behind one adapter
       The command line
       The pytest fixtures
@@ -2248,6 +2247,13 @@ def app_url() -> str:
     return f'{environ["wsgi.url_scheme"]}://{host}{mount_point()}'
 
 
+def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
+    """An OpenAPI description in ``data/`` whose one server is ``base_url``, as the client reached
+    it, so that a generated client needs no base URL."""
+    document = json.loads(data_path(name).read_text(encoding='utf-8'))
+    return {**document, 'servers': [{'url': base_url, 'description': 'this stub'}]}
+
+
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
     """Add ``new_pets`` (as read_fixtures() gives them) to an empty ``store``, else 409: a second
     load, or a restart with ``--fixtures``, never duplicates them."""
@@ -2292,15 +2298,6 @@ def data_path(name: str) -> Path:
 
 def pets_phrase(count: int) -> str:
     return f'{count} pet' if count == 1 else f'{count} pets'
-
-
-# -- The OpenAPI description ---------------------------------------------------
-
-def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
-    """An OpenAPI description in ``data/`` whose one server is ``base_url``, as the client reached
-    it, so that a generated client needs no base URL."""
-    document = json.loads(data_path(name).read_text(encoding='utf-8'))
-    return {**document, 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
 # -- The server: waitress, behind one adapter ----------------------------------
