@@ -1765,8 +1765,8 @@ class Fence:
 
 class HostCheck:
     """WSGI middleware for a stub on loopback: a page can point a name of its own at 127.0.0.1 (DNS
-    rebinding) and call the stub as its origin, but the browser sends that name in Host. One not a
-    loopback name nor in ``allowed_hosts`` gets a 421, before anything is read or changed."""
+    rebinding) and call the stub as its origin, but the browser sends that name in Host. A Host
+    neither a loopback name nor in ``allowed_hosts`` gets a 421, before anything is read or done."""
 
     def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
         self.app, self.allowed = app, allowed_hosts
