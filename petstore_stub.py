@@ -55,7 +55,6 @@ wraps it: ``create_stub()`` adds the fixture server's pieces, and
       Middleware: the delay, the Host check, CORS, forwarded headers, routing
       The access log and the console
       The admin endpoints, the documents, the fixtures
-      The OpenAPI description
       The server: waitress, behind one adapter
       The command line
       The pytest fixtures
@@ -1691,8 +1690,7 @@ def is_admin_call(environ: dict) -> bool:
 
 
 def is_admin_target(target: str) -> bool:
-    """Whether a request target as sent may be an admin endpoint's: its path, decoded,
-    holds ``/__admin/`` (``/__admin/reset``, ``/%5F_admin/reset``, ``http://h/__admin/``)."""
+    """Whether a request target as sent may name an admin endpoint (``/%5F_admin/reset``, say)."""
     return ADMIN_PREFIX in urllib.parse.unquote(target.partition('?')[0], errors='replace')
 
 
@@ -1725,16 +1723,10 @@ class Fence:
                     stub.lock.notify_all()
 
 
-#: A name ``--allow-host`` takes: labels of letters, digits, ``-`` and ``_`` (a Compose
-#: service such as ``pet_store``), joined by dots.
-ALLOWED_HOST_PATTERN = re.compile(r'(?!-)[a-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[a-z0-9_-]{1,63}(?<!-))*')
-
-
 class HostCheck:
-    """WSGI middleware for a stub on loopback: it answers only requests sent to a loopback name or
-    one of ``allowed_hosts``. A web page can point a name of its own at 127.0.0.1 (DNS rebinding)
-    and call the stub as its own origin, but the browser still sends that name in Host: a 421,
-    before anything is read or changed."""
+    """WSGI middleware for a stub on loopback: a page can point a name of its own at 127.0.0.1 (DNS
+    rebinding) and call the stub as its origin, but the browser sends that name in Host. A Host
+    neither a loopback name nor in ``allowed_hosts`` gets a 421, before anything is read or done."""
 
     def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
         self.app, self.allowed = app, allowed_hosts
@@ -1764,11 +1756,12 @@ def is_loopback(host: str) -> bool:
 def parse_allowed_host(text: str) -> str:
     """A name for ``--allow-host`` as a Host header carries it, port left out: ``pets.local``,
     ``192.168.1.5`` or ``[fd00::1]``, in lower case; ValueError if it is none."""
+    label = '(?!-)[a-z0-9_-]{1,63}(?<!-)'  # ``_`` too, as in a Compose service: ``pet_store``
     name = text.lower() if isinstance(text, str) else ''
     if ':' in name and '%' not in name:  # an IPv6 address; a zone would be sent as %25
         with contextlib.suppress(ValueError):
             return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
-    elif len(name) <= 253 and ALLOWED_HOST_PATTERN.fullmatch(name):
+    elif len(name) <= 253 and re.fullmatch(rf'{label}(?:\.{label})*', name):
         return name
     raise ValueError('an allowed host is a host name (such as pets.local) or an IP address, '
                      f'without a port; got {text!r}')
@@ -1962,9 +1955,9 @@ class Console(logging.handlers.QueueListener):
     only put it in a bounded queue, so a stalled or closed reader never costs a request. Text that
     finds it full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
 
-    def __init__(self, stream: IO[str] | None, capacity: int = 1000,
-                 warnings: Console | None = None, name: str = 'the access log') -> None:
-        super().__init__(queue.Queue(capacity))
+    def __init__(self, stream: IO[str] | None, warnings: Console | None = None,
+                 name: str = 'the access log') -> None:
+        super().__init__(queue.Queue(1000))
         self._stream, self._warnings, self.name = stream, warnings, name
         self._broken, self._warned = stream is None, False
         # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
@@ -2002,12 +1995,12 @@ class Console(logging.handlers.QueueListener):
             reason = getattr(error, 'strerror', None) or error
             self._warn(f'{self.name} cannot be written ({reason}); its lines are dropped')
 
-    def stop(self, timeout: float = 1.0) -> None:
-        """Write what is queued, waiting at most ``timeout`` seconds for a stalled reader."""
+    def stop(self) -> None:
+        """Write what is queued, waiting a second at most for a stalled reader (QueueListener's
+        stop() would wait for ever)."""
         with contextlib.suppress(queue.Full):
             self.enqueue_sentinel()
-        # QueueListener.stop() would wait for ever on a stalled reader: join its thread here.
-        self._thread.join(timeout)
+        self._thread.join(1.0)
         if self._descriptor is not None and not self._thread.is_alive():
             os.close(self._descriptor)
             self._descriptor = None
@@ -2032,8 +2025,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
         def checked() -> str:
             request = bottle.request
-            if request.query_string:
-                check_query_names(parse_query(request.query_string), where, query)
+            check_query_names(parse_query(request.query_string), where, query)
             if body:
                 check_content_type(request.content_type)
                 result = handler(parse_json_object(read_body(request)))
@@ -2133,12 +2125,15 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
     def index() -> str:
         base = mount_point() + base_path
         bottle.response.set_header('Vary', 'Accept')
-        if prefers_html(bottle.request.environ.get('HTTP_ACCEPT', '')):
+        first = bottle.request.get_header('Accept', '').split(',')[0].split(';')[0]
+        if first.strip().lower() == 'text/html':  # a browser's; not curl's */*, nor a script's
             bottle.response.content_type = 'text/html; charset=utf-8'
             bottle.request.environ[PAGE] = True
             demo = DEMO_API_KEY in api_keys and is_loopback(bottle.request.remote_addr or '')
-            return page({'basePath': base, 'demoKey': DEMO_API_KEY if demo else None,
-                         'admin': admin})
+            settings = {'basePath': base, 'demoKey': DEMO_API_KEY if demo else None, 'admin': admin}
+            # In place of the page's defaults; escaped, so that no value can close its script.
+            return page_template().replace('{"basePath": "/v1", "demoKey": null, "admin": false}',
+                                           json.dumps(settings).replace('<', '\\u003c'), 1)
         demo = f' (here the demo key {DEMO_API_KEY})' if DEMO_API_KEY in api_keys else ''
         return to_json({
             'name': 'Pet Store API (petstore-stub)',
@@ -2161,34 +2156,13 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
         return to_json(openapi_document(app_url() + base_path))
 
     @api.get(FAVICON, name='favicon')
-    def favicon() -> str:
-        # No icon: a browser asks for one on its own, and a 204 stops it asking.
-        bottle.response.status = 204
-        return ''
-
-
-def prefers_html(accept: str) -> bool:
-    """Whether an Accept header asks for HTML at least as much as for JSON (a browser's does;
-    curl's ``*/*`` does not)."""
-    weights: dict[str, float] = {}
-    for item in accept.split(','):
-        media_type, *parameters = [part.strip().lower() for part in item.split(';')]
-        quality = next((p[2:] for p in parameters if p.startswith('q=')), '1')
-        with contextlib.suppress(ValueError):
-            weights[media_type] = float(quality)
-    html = weights.get('text/html', 0)
-    return html > 0 and html >= weights.get('application/json', weights.get('*/*', 0))
+    def favicon() -> None:
+        bottle.response.status = 204  # no icon: a browser asks for one unbidden, and this stops it
 
 
 @functools.lru_cache(maxsize=1)
 def page_template() -> str:
     return data_path('index.html').read_text(encoding='utf-8')
-
-
-def page(settings: dict) -> str:
-    """``data/index.html``, with this stub's settings in place of the defaults it holds."""
-    text = json.dumps(settings).replace('<', '\\u003c')  # nothing can close the script
-    return page_template().replace('{"basePath": "/v1", "demoKey": null, "admin": false}', text, 1)
 
 
 class DocumentHeaders:
@@ -2231,6 +2205,13 @@ def app_url() -> str:
     environ = bottle.request.environ
     host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
     return f'{environ["wsgi.url_scheme"]}://{host}{mount_point()}'
+
+
+def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
+    """An OpenAPI description in ``data/`` whose one server is ``base_url``, as the client reached
+    it, so that a generated client needs no base URL."""
+    document = json.loads(data_path(name).read_text(encoding='utf-8'))
+    return {**document, 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
@@ -2277,15 +2258,6 @@ def data_path(name: str) -> Path:
 
 def pets_phrase(count: int) -> str:
     return f'{count} pet' if count == 1 else f'{count} pets'
-
-
-# -- The OpenAPI description ---------------------------------------------------
-
-def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
-    """An OpenAPI description in ``data/`` whose one server is ``base_url``, as the client reached
-    it, so that a generated client needs no base URL."""
-    document = json.loads(data_path(name).read_text(encoding='utf-8'))
-    return {**document, 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
 # -- The server: waitress, behind one adapter ----------------------------------

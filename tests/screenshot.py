@@ -59,8 +59,7 @@ def main() -> int:
         page.screenshot(path=str(out),
                         **({'quality': 55} if out.suffix in ('.jpg', '.jpeg') else {}))
         browser.close()
-        weight = len(stub.page({'basePath': '/v1', 'demoKey': stub.DEMO_API_KEY,
-                                'admin': True}).encode('utf-8'))
+        weight = len(stub.page_template().encode('utf-8'))
     print(f'picture: {out}')
     print(f'page: {weight:,} bytes, one request (no script, style, font or image from '
           f'elsewhere); loads in {statistics.median(loads):.0f} ms on loopback '

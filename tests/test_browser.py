@@ -163,7 +163,7 @@ BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.
     pytest.param('', False, id='no Accept'),
     pytest.param('application/json', False, id='JSON'),
     pytest.param('application/json, text/html;q=0.5', False, id='JSON first'),
-    pytest.param('text/html;q=0', False, id='not HTML'),
+    pytest.param('application/xml, text/html', False, id='HTML not first'),
 ])
 def test_a_browser_gets_the_page_and_everyone_else_the_json_index(accept, html):
     response = webtest.TestApp(stub.create_stub()).get('/', headers={'Accept': accept})
