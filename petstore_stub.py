@@ -2345,10 +2345,8 @@ class ServerError(Exception):
 
 
 class Waitress:
-    """The server, waitress 3. Only this class touches waitress's internals, each for what its API
-    lacks: the Error body for a request waitress cannot parse (``JSONErrorTask``); closing open
-    connections from another thread (``close()``); closing one request's connection for a fault
-    (``close_connection()``, put in the environ by ``Task``); and strict framing (``Parser``)."""
+    """The server, waitress 3. Only this class touches waitress's internals, each piece below for
+    something its API lacks."""
 
     class JSONErrorTask(waitress.task.ErrorTask):
         """waitress's answer to a request it cannot parse, as the spec's Error body."""
@@ -2365,7 +2363,7 @@ class Waitress:
             body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
             self.status = f'{error.code} {error.reason}'
             self.response_headers += [('Content-Type', 'application/json'), ('Connection', 'close')]
-            # Else waitress would still tell an HTTP/1.0 keep-alive client the connection stays.
+            # So waitress closes after it, telling no HTTP/1.0 keep-alive client otherwise.
             self.request.headers['CONNECTION'] = 'close'
             stub = self.channel.server.application
             # The request line as sent, without its HTTP version; none for headers too large
@@ -2380,7 +2378,6 @@ class Waitress:
             if stub.access_log is not None:
                 stub.access_log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
                                          str(error.code), '-'))
-            self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
 
@@ -2388,22 +2385,19 @@ class Waitress:
         code = 505
         reason = 'HTTP Version Not Supported'
 
-    TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
-
     class Parser(waitress.parser.HTTPRequestParser):
         """waitress's parser, refusing requests RFC 9112 forbids or lets a server refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
             self.petstore_received = time.monotonic_ns()  # for the Fence
             # Looked for before waitress parses: it drops the header, even an empty one.
-            encoded = Waitress.TRANSFER_ENCODING_LINE.search(header_plus) is not None
+            encoded = re.search(rb'\r\ntransfer-encoding:', header_plus, re.IGNORECASE) is not None
             super().parse_header(header_plus)
             if self.version not in ('1.0', '1.1'):  # waitress would serve 1.2 to 9.9 as 1.0
                 self.error = Waitress.VersionNotSupported(
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
                 self.completed = True
-                return
-            if (problem := self.problem(encoded)) is not None:
+            elif problem := self.problem(encoded):
                 raise waitress.parser.ParsingError(problem)
 
         def problem(self, encoded: bool) -> str | None:
@@ -2428,8 +2422,7 @@ class Waitress:
             return None
 
     class Task(waitress.task.WSGITask):
-        """waitress's call of the app, telling it when the request arrived, and how to end
-        its connection (see close_connection())."""
+        """waitress's call of the app, given the arrival time and close_connection()."""
 
         def get_environment(self) -> dict:
             environ = super().get_environment()
@@ -2567,10 +2560,7 @@ class StubServer:
     requests = from_app('requests')
     assert_called = from_app('assert_called')
     assert_not_called = from_app('assert_not_called')
-
-    def reset(self) -> None:
-        """Empty the store and the journal (ids restart at 1); drop faults and delay."""
-        self.app.clear()
+    reset = from_app('clear')
 
     def check(self) -> None:
         """Raise ServerError if anything failed inside the server since the last check; then
