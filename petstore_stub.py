@@ -2632,7 +2632,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     with StubStore(db) as store:
         app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
                           admin=True, cors=cors, journal_size=journal_size,
-                          allowed_hosts=allowed_hosts if checks_host(host, False) else None)
+                          allowed_hosts=allowed_hosts if is_loopback(host) else None)
         if fixtures:
             app.load_fixtures(fixtures)
         with StubServer(app, host, port) as server:
@@ -2691,12 +2691,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def checks_host(host: str, trust_proxy: bool) -> bool:
-    """Whether a stub on ``host`` answers only requests sent to a loopback name: on loopback (else
-    it is reached by names it cannot know), and not behind a proxy, which routes by name."""
-    return is_loopback(host) and not trust_proxy
-
-
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
     """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe (the
     published demo key off loopback). None given: the demo key on loopback, else a random one."""
@@ -2737,16 +2731,6 @@ def allowed_host(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def choose_port(given: int | None) -> int:
-    """``--port``, else ``$PORT``, else 8080."""
-    if given is not None:
-        return given
-    try:
-        return port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
-    except argparse.ArgumentTypeError as error:
-        raise ValueError(f'PORT: {error}') from None
-
-
 def check_host(host: str) -> None:
     """Raise ValueError, in words, if ``host`` is no address this machine could listen on."""
     try:
@@ -2768,11 +2752,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from_environment = os.environ.get('PETSTORE_API_KEYS', '').split(',')
         api_keys, generated = choose_api_keys(
             args.api_keys + [key.strip() for key in from_environment if key.strip()], args.host)
-        port = choose_port(args.port)
+        port = args.port
+        if port is None:  # then $PORT, else 8080
+            try:
+                port = port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
+            except argparse.ArgumentTypeError as error:
+                raise ValueError(f'PORT: {error}') from None
         check_host(args.host)
         if args.seed is not None and not args.chaos:
             raise ValueError('--seed goes with a --chaos rate above 0')
-        if args.allowed_hosts and not checks_host(args.host, args.trust_proxy):
+        if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
             raise ValueError('--allow-host goes with a loopback --host and no --trust-proxy; '
                              'otherwise any Host is answered')
     except ValueError as error:
@@ -2807,13 +2796,14 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
         elif fixtures is not None:  # a disk that would not take them: an ApiError
             loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
-        # Without --admin nothing can read the journal, so none is kept.
+        # Without --admin nothing can read the journal, so none is kept. Off loopback the stub is
+        # reached by names it cannot know, and a proxy routes by name: any Host is answered.
         app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                           admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                           journal_size=JOURNAL_SIZE if args.admin else 0,
                           access_log=None if args.quiet else console.log,
-                          allowed_hosts=(args.allowed_hosts
-                                         if checks_host(args.host, args.trust_proxy) else None))
+                          allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
+                                         else args.allowed_hosts))
         raise_open_files_limit(CONNECTION_LIMIT + 64)
         server = StubServer(app, args.host, port)
         try:
