@@ -2676,7 +2676,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='take the client\'s scheme, host, port and address from X-Forwarded-* headers '
              '(only behind a proxy you run)')
     add('--allow-host', action='append', default=[], metavar='NAME', dest='allowed_hosts',
-        type=allowed_host, help='on loopback, answer a Host of NAME too (else a 421); repeatable')
+        help='on loopback, answer a Host of NAME too (else a 421); repeatable')
     add('--admin', action='store_true', help=f'add the {ADMIN_PREFIX} endpoints, for test suites')
     add('--chaos', type=chaos_rate, metavar='RATE',
         help='give each API request a fault with probability RATE (0 to 1), drawn from '
@@ -2724,13 +2724,6 @@ ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_d
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
 
 
-def allowed_host(text: str) -> str:
-    try:
-        return parse_allowed_host(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
 def check_host(host: str) -> None:
     """Raise ValueError, in words, if ``host`` is no address this machine could listen on."""
     try:
@@ -2761,6 +2754,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_host(args.host)
         if args.seed is not None and not args.chaos:
             raise ValueError('--seed goes with a --chaos rate above 0')
+        for name in args.allowed_hosts:
+            parse_allowed_host(name)  # a ValueError, in words, before anything is opened
         if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
             raise ValueError('--allow-host goes with a loopback --host and no --trust-proxy; '
                              'otherwise any Host is answered')
