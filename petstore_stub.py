@@ -2932,10 +2932,8 @@ if 'pytest' in sys.modules:
     def petstore_server(petstore_session_server: StubServer, petstore_fixtures: Any,
                         request: pytest.FixtureRequest) -> Iterator[StubServer]:
         """The session's stub server, emptied (store, journal, faults) for this test. At teardown a
-        test fails if it queued a fault that never fired all its times (unless marked
-        ``petstore_allows_unused_faults``, or ``petstore_fail_on_unused_faults = false``) and, with
-        ``petstore_fail_on_bad_requests = true``, if its client sent a request the stub refused as
-        malformed, even one it swallowed (unless marked ``petstore_allows_bad_requests``)."""
+        test fails if it left a queued fault unused and, if asked, if its client sent a request the
+        stub refused as malformed; the ini options and markers above turn each off or on."""
         server = petstore_session_server
         server.reset()
         if petstore_fixtures:
@@ -2951,8 +2949,7 @@ if 'pytest' in sys.modules:
                     '@pytest.mark.petstore_allows_unused_faults)', pytrace=False) from None
         if (request.config.getini('petstore_fail_on_bad_requests')
                 and not request.node.get_closest_marker('petstore_allows_bad_requests')
-                and (refused := [entry for entry in server.requests
-                                 if is_refused_as_malformed(entry)])):
+                and (refused := list(filter(is_refused_as_malformed, server.requests)))):
             pytest.fail(f'the code under test sent {len(refused)} request(s) the stub refused as '
                         'malformed:' + ''.join(f'\n  {describe_call(entry)}: '
                                                f'{(entry["error"] or {}).get("message", "")}'
