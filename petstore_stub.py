@@ -2401,8 +2401,7 @@ class Waitress:
                 raise waitress.parser.ParsingError(problem)
 
         def problem(self, encoded: bool) -> str | None:
-            """What makes this parsed request one to refuse, or None; ``encoded``: it has a
-            Transfer-Encoding header."""
+            """The reason to refuse this request, or None; ``encoded``: it has Transfer-Encoding."""
             if encoded and self.version == '1.0':
                 return 'an HTTP/1.0 request cannot use Transfer-Encoding'
             if encoded and not self.chunked:  # chunked: how waitress reads the body
@@ -2427,8 +2426,7 @@ class Waitress:
         def get_environment(self) -> dict:
             environ = super().get_environment()
             environ[RECEIVED] = self.request.petstore_received
-            environ[CLOSE_CONNECTION] = functools.partial(Waitress.close_connection, self,
-                                                          environ)
+            environ[CLOSE_CONNECTION] = functools.partial(Waitress.close_connection, self, environ)
             return environ
 
     class Channel(waitress.channel.HTTPChannel):
