@@ -2722,15 +2722,6 @@ ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_d
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
 
 
-def check_host(host: str) -> None:
-    """Raise ValueError, in words, if ``host`` is no address this machine could listen on."""
-    try:
-        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except (OSError, UnicodeError) as error:
-        reason = getattr(error, 'strerror', None) or 'not a host name'
-        raise ValueError(f'--host {host!r}: {reason}') from None
-
-
 class CannotServe(Exception):
     """Why the command line cannot serve, in one line for stderr; its exit status is 1."""
 
@@ -2749,7 +2740,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 port = port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
             except argparse.ArgumentTypeError as error:
                 raise ValueError(f'PORT: {error}') from None
-        check_host(args.host)
+        try:  # an address this machine could listen on
+            socket.getaddrinfo(args.host, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except (OSError, UnicodeError) as error:
+            reason = getattr(error, 'strerror', None) or 'not a host name'
+            raise ValueError(f'--host {args.host!r}: {reason}') from None
         if args.seed is not None and not args.chaos:
             raise ValueError('--seed goes with a --chaos rate above 0')
         for name in args.allowed_hosts:
