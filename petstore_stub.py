@@ -2277,10 +2277,8 @@ class ServerError(Exception):
 
 
 class Waitress:
-    """The server, waitress 3. Only this class touches waitress's internals, each for what its API
-    lacks: the Error body for a request waitress cannot parse (``JSONErrorTask``); closing open
-    connections from another thread (``close()``); closing one request's connection for a fault
-    (``close_connection()``, put in the environ by ``Task``); and strict framing (``Parser``)."""
+    """The server, waitress 3. Only this class touches waitress's internals, each piece below for
+    something its API lacks."""
 
     class JSONErrorTask(waitress.task.ErrorTask):
         """waitress's answer to a request it cannot parse, as the spec's Error body."""
@@ -2297,7 +2295,7 @@ class Waitress:
             body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
             self.status = f'{error.code} {error.reason}'
             self.response_headers += [('Content-Type', 'application/json'), ('Connection', 'close')]
-            # Else waitress would still tell an HTTP/1.0 keep-alive client the connection stays.
+            # So waitress closes after it, telling no HTTP/1.0 keep-alive client otherwise.
             self.request.headers['CONNECTION'] = 'close'
             stub = self.channel.server.application
             # The request line as sent, without its HTTP version; none for headers too large
@@ -2312,7 +2310,6 @@ class Waitress:
             if stub.access_log is not None:
                 stub.access_log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
                                          str(error.code), '-'))
-            self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
 
@@ -2320,27 +2317,23 @@ class Waitress:
         code = 505
         reason = 'HTTP Version Not Supported'
 
-    TRANSFER_ENCODING_LINE = re.compile(rb'\r\ntransfer-encoding:', re.IGNORECASE)
-
     class Parser(waitress.parser.HTTPRequestParser):
         """waitress's parser, refusing requests RFC 9112 forbids or lets a server refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
             self.petstore_received = time.monotonic_ns()  # for the Fence
             # Looked for before waitress parses: it drops the header, even an empty one.
-            encoded = Waitress.TRANSFER_ENCODING_LINE.search(header_plus) is not None
+            encoded = re.search(rb'\r\ntransfer-encoding:', header_plus, re.IGNORECASE) is not None
             super().parse_header(header_plus)
             if self.version not in ('1.0', '1.1'):  # waitress would serve 1.2 to 9.9 as 1.0
                 self.error = Waitress.VersionNotSupported(
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
                 self.completed = True
-                return
-            if (problem := self.problem(encoded)) is not None:
+            elif problem := self.problem(encoded):
                 raise waitress.parser.ParsingError(problem)
 
         def problem(self, encoded: bool) -> str | None:
-            """What makes this parsed request one to refuse, or None; ``encoded``: it has a
-            Transfer-Encoding header."""
+            """The reason to refuse this request, or None; ``encoded``: it has Transfer-Encoding."""
             if encoded and self.version == '1.0':
                 return 'an HTTP/1.0 request cannot use Transfer-Encoding'
             if encoded and not self.chunked:  # chunked: how waitress reads the body
@@ -2360,14 +2353,12 @@ class Waitress:
             return None
 
     class Task(waitress.task.WSGITask):
-        """waitress's call of the app, telling it when the request arrived, and how to end
-        its connection (see close_connection())."""
+        """waitress's call of the app, given the arrival time and close_connection()."""
 
         def get_environment(self) -> dict:
             environ = super().get_environment()
             environ[RECEIVED] = self.request.petstore_received
-            environ[CLOSE_CONNECTION] = functools.partial(Waitress.close_connection, self,
-                                                          environ)
+            environ[CLOSE_CONNECTION] = functools.partial(Waitress.close_connection, self, environ)
             return environ
 
     class Channel(waitress.channel.HTTPChannel):
@@ -2499,10 +2490,7 @@ class StubServer:
     requests = from_app('requests')
     assert_called = from_app('assert_called')
     assert_not_called = from_app('assert_not_called')
-
-    def reset(self) -> None:
-        """Empty the store and the journal (ids restart at 1); drop faults and delay."""
-        self.app.clear()
+    reset = from_app('clear')
 
     def check(self) -> None:
         """Raise ServerError if anything failed inside the server since the last check; then
@@ -2574,7 +2562,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     with StubStore(db) as store:
         app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
                           admin=True, cors=cors, journal_size=journal_size,
-                          allowed_hosts=allowed_hosts if checks_host(host, False) else None)
+                          allowed_hosts=allowed_hosts if is_loopback(host) else None)
         if fixtures:
             app.load_fixtures(fixtures)
         with StubServer(app, host, port) as server:
@@ -2618,7 +2606,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='take the client\'s scheme, host, port and address from X-Forwarded-* headers '
              '(only behind a proxy you run)')
     add('--allow-host', action='append', default=[], metavar='NAME', dest='allowed_hosts',
-        type=allowed_host, help='on loopback, answer a Host of NAME too (else a 421); repeatable')
+        help='on loopback, answer a Host of NAME too (else a 421); repeatable')
     add('--admin', action='store_true', help=f'add the {ADMIN_PREFIX} endpoints, for test suites')
     add('--chaos', type=chaos_rate, metavar='RATE',
         help='give each API request a fault with probability RATE (0 to 1), drawn from '
@@ -2631,12 +2619,6 @@ def build_parser() -> argparse.ArgumentParser:
     add('--quiet', action='store_true', help='no access log')
     add('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
-
-
-def checks_host(host: str, trust_proxy: bool) -> bool:
-    """Whether a stub on ``host`` answers only requests sent to a loopback name: on loopback (else
-    it is reached by names it cannot know), and not behind a proxy, which routes by name."""
-    return is_loopback(host) and not trust_proxy
 
 
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
@@ -2672,32 +2654,6 @@ ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_d
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
 
 
-def allowed_host(text: str) -> str:
-    try:
-        return parse_allowed_host(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def choose_port(given: int | None) -> int:
-    """``--port``, else ``$PORT``, else 8080."""
-    if given is not None:
-        return given
-    try:
-        return port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
-    except argparse.ArgumentTypeError as error:
-        raise ValueError(f'PORT: {error}') from None
-
-
-def check_host(host: str) -> None:
-    """Raise ValueError, in words, if ``host`` is no address this machine could listen on."""
-    try:
-        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except (OSError, UnicodeError) as error:
-        reason = getattr(error, 'strerror', None) or 'not a host name'
-        raise ValueError(f'--host {host!r}: {reason}') from None
-
-
 class CannotServe(Exception):
     """Why the command line cannot serve, in one line for stderr; its exit status is 1."""
 
@@ -2710,11 +2666,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from_environment = os.environ.get('PETSTORE_API_KEYS', '').split(',')
         api_keys, generated = choose_api_keys(
             args.api_keys + [key.strip() for key in from_environment if key.strip()], args.host)
-        port = choose_port(args.port)
-        check_host(args.host)
+        port = args.port
+        if port is None:  # then $PORT, else 8080
+            try:
+                port = port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
+            except argparse.ArgumentTypeError as error:
+                raise ValueError(f'PORT: {error}') from None
+        try:  # an address this machine could listen on
+            socket.getaddrinfo(args.host, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except (OSError, UnicodeError) as error:
+            reason = getattr(error, 'strerror', None) or 'not a host name'
+            raise ValueError(f'--host {args.host!r}: {reason}') from None
         if args.seed is not None and not args.chaos:
             raise ValueError('--seed goes with a --chaos rate above 0')
-        if args.allowed_hosts and not checks_host(args.host, args.trust_proxy):
+        for name in args.allowed_hosts:
+            parse_allowed_host(name)  # a ValueError, in words, before anything is opened
+        if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
             raise ValueError('--allow-host goes with a loopback --host and no --trust-proxy; '
                              'otherwise any Host is answered')
     except ValueError as error:
@@ -2749,13 +2716,14 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
         elif fixtures is not None:  # a disk that would not take them: an ApiError
             loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
-        # Without --admin nothing can read the journal, so none is kept.
+        # Without --admin nothing can read the journal, so none is kept. Off loopback the stub is
+        # reached by names it cannot know, and a proxy routes by name: any Host is answered.
         app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                           admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                           journal_size=JOURNAL_SIZE if args.admin else 0,
                           access_log=None if args.quiet else console.log,
-                          allowed_hosts=(args.allowed_hosts
-                                         if checks_host(args.host, args.trust_proxy) else None))
+                          allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
+                                         else args.allowed_hosts))
         raise_open_files_limit(CONNECTION_LIMIT + 64)
         server = StubServer(app, args.host, port)
         try:
@@ -2889,10 +2857,8 @@ if 'pytest' in sys.modules:
     def petstore_server(petstore_session_server: StubServer, petstore_fixtures: Any,
                         request: pytest.FixtureRequest) -> Iterator[StubServer]:
         """The session's stub server, emptied (store, journal, faults) for this test. At teardown a
-        test fails if it queued a fault that never fired all its times (unless marked
-        ``petstore_allows_unused_faults``, or ``petstore_fail_on_unused_faults = false``) and, with
-        ``petstore_fail_on_bad_requests = true``, if its client sent a request the stub refused as
-        malformed, even one it swallowed (unless marked ``petstore_allows_bad_requests``)."""
+        test fails if it left a queued fault unused and, if asked, if its client sent a request the
+        stub refused as malformed; the ini options and markers above turn each off or on."""
         server = petstore_session_server
         server.reset()
         if petstore_fixtures:
@@ -2908,8 +2874,7 @@ if 'pytest' in sys.modules:
                     '@pytest.mark.petstore_allows_unused_faults)', pytrace=False) from None
         if (request.config.getini('petstore_fail_on_bad_requests')
                 and not request.node.get_closest_marker('petstore_allows_bad_requests')
-                and (refused := [entry for entry in server.requests
-                                 if is_refused_as_malformed(entry)])):
+                and (refused := list(filter(is_refused_as_malformed, server.requests)))):
             pytest.fail(f'the code under test sent {len(refused)} request(s) the stub refused as '
                         'malformed:' + ''.join(f'\n  {describe_call(entry)}: '
                                                f'{(entry["error"] or {}).get("message", "")}'

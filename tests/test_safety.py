@@ -263,8 +263,14 @@ def test_the_petstore_app_fixture_is_answered(petstore_app):
     pytest.param('::', False, False, id='every IPv6 interface'),
     pytest.param('192.168.1.5', False, False, id='a LAN address'),
 ])
-def test_the_host_check_is_on_only_on_loopback_without_a_proxy(host, trust_proxy, checked):
-    assert stub.checks_host(host, trust_proxy) is checked
+def test_the_host_check_is_on_only_on_loopback_without_a_proxy(monkeypatch, host, trust_proxy,
+                                                               checked):
+    apps = []
+    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)  # not all are ours
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
+    proxy = ['--trust-proxy'] if trust_proxy else []
+    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:', *proxy]) == 0
+    assert (apps[0].allowed_hosts is not None) is checked
 
 
 @pytest.mark.parametrize('text, name', [
