@@ -1091,7 +1091,6 @@ class StubApp:
         self.cleared_at = 0  #: when the last clear() began (time.monotonic_ns())
         self.clearing = False  #: while clear() runs: the fence holds new requests
         self.under_way = 0  #: the API requests the fence has let in that have not ended
-        self.held = 0  #: how many requests a delay or a hang holds now
         self._sequence = itertools.count(1)  #: numbers the journal's entries, never reset
         self.faults = FaultPlugin(self)
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
@@ -1177,14 +1176,6 @@ class StubApp:
         self._delay = seconds
 
     def hold(self, seconds: float, environ: dict) -> bool:
-        """As wait(), counted in ``held`` (a delay, a hang)."""
-        with self.lock:
-            self.held += 1
-            let_go = self.wait(seconds, environ)
-            self.held -= 1
-        return let_go
-
-    def wait(self, seconds: float, environ: dict) -> bool:
         """Hold this request (a worker thread) for ``seconds``, or until release() or a clear that
         began after it arrived (even one over before it came here); True if let go early."""
         received = environ.get(RECEIVED, time.monotonic_ns())
@@ -1497,7 +1488,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
     bottle.response.content_length = len(data)  # the whole body's length, in every case
     if kind == 'truncate':
         return data[:len(data) // 2]
-    return drip(data, fault['seconds'], lambda pause: stub.wait(pause, environ))
+    return drip(data, fault['seconds'], lambda pause: stub.hold(pause, environ))
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
