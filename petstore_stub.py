@@ -1030,8 +1030,6 @@ JOURNAL_HEADER_CHARS = 4096
 JOURNAL_TEXT_CHARS = 1024
 #: How many recorded requests the message of a failed assertion lists.
 CALLS_SHOWN = 5
-#: How many failures inside the app check() can report.
-ERRORS_KEPT = 100
 #: The faults chaos draws from unless told otherwise.
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
@@ -1039,20 +1037,16 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
-#: Set in the WSGI environ: the fault that fired; the status the app sent; how a connection closed
-#: with no response ('dropped' or 'reset'); the page served to a browser; a preflight refused for
-#: want of --cors; a function that records this request, taken out by whoever calls it.
-FAULT = 'petstore_stub.fault'
-STATUS = 'petstore_stub.status'
-DROPPED = 'petstore_stub.dropped'
-PAGE = 'petstore_stub.page'
-PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'
-RECORD = 'petstore_stub.record'
-#: Set by the server adapter: when the request's head arrived (time.monotonic_ns(); in-process,
-#: the fence sets it), and a function that closes its connection before any response byte,
-#: ``abort=True`` with a TCP reset.
-RECEIVED = 'petstore_stub.received'
-CLOSE_CONNECTION = 'petstore_stub.close_connection'
+#: Keys of the WSGI environ. The server adapter sets the last two (in-process, the fence sets
+#: RECEIVED).
+FAULT = 'petstore_stub.fault'  #: the fault that fired
+STATUS = 'petstore_stub.status'  #: the status the app sent
+DROPPED = 'petstore_stub.dropped'  #: 'dropped' or 'reset': closed with no response
+PAGE = 'petstore_stub.page'  #: the page served to a browser
+PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'  #: refused for want of --cors
+RECORD = 'petstore_stub.record'  #: records this request; whoever calls it takes it out
+RECEIVED = 'petstore_stub.received'  #: when the request's head arrived (time.monotonic_ns())
+CLOSE_CONNECTION = 'petstore_stub.close_connection'  #: closes it unanswered; abort=True: a reset
 
 
 class StubApp:
@@ -1081,9 +1075,8 @@ class StubApp:
         self.api_keys, self.base_path = tuple(api_keys), base_path
         self.admin, self.cors, self.access_log = admin, cors, access_log
         self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
-        #: What failed inside the app: each exception, cut loose from its frames, and its traceback.
-        self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(
-            maxlen=ERRORS_KEPT)
+        #: For check(): each failure inside the app, cut loose from its frames, and its traceback.
+        self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
         self._delay = 0.0
         self._stopping = False  #: set by release(): nothing is held any more
         #: Guards the journal and what follows; held requests and the fence wait on it.
@@ -1330,10 +1323,10 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
             for field, expected, got in compared if not same_json(expected, got)]
 
 
-def brief(value: Any, width: int = 200) -> str:
-    """``repr(value)``, cut to ``width`` characters, so that a message stays readable."""
+def brief(value: Any) -> str:
+    """``repr(value)``, cut to 200 characters, so that a message stays readable."""
     text = repr(value)
-    return text if len(text) <= width else text[:width - 1] + '…'
+    return text if len(text) <= 200 else text[:199] + '…'
 
 
 def same_json(expected: Any, sent: Any) -> bool:
