@@ -1133,9 +1133,8 @@ class StubApp:
 
     def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
-        new_pets = read_fixtures(path)
         with self._fixtures_lock:
-            return load_fixtures(self.store, new_pets)
+            return load_fixtures(self.store, read_fixtures(path))
 
     def fail_next(self, fault: int | str, times: int = 1, route: str | None = None, *,
                   after: int = 0, retry_after: int | None = None,
@@ -1367,9 +1366,7 @@ def is_refused_as_malformed(entry: dict) -> bool:
 
 class FaultPlugin:
     """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation once
-    the key has been accepted (a 401 stays a 401). A status, ``drop``, ``reset`` and ``hang`` fire
-    instead of the operation; ``truncate``, ``malformed`` and ``slow`` alter its response, so the
-    operation runs (a create stores its pet)."""
+    the key has been accepted (a 401 stays a 401)."""
 
     name, api = 'faults', 2
 
@@ -1409,11 +1406,11 @@ class FaultPlugin:
                 + (f", after {fault['after']} of {after} left" if after else '')
                 for fault, (times, after) in unused]
 
-    def set_chaos(self, chaos: dict | None) -> dict | None:
+    def set_chaos(self, chaos: dict) -> dict:
         """Draw faults as ``chaos`` says (parse_chaos()), from its seed on; none at rate 0."""
         with self._lock:
-            self.chaos = chaos if chaos and chaos['rate'] else None
-            self._random.seed(chaos and chaos['seed'])
+            self.chaos = chaos if chaos['rate'] else None
+            self._random.seed(chaos['seed'])
         return chaos
 
     def clear(self) -> None:
@@ -1445,7 +1442,8 @@ class FaultPlugin:
 
 
 def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
-    """Answer with ``fault`` in place of, or on top of, the operation ``run``."""
+    """Answer with ``fault``: a status, drop, reset or hang in place of the operation ``run``;
+    truncate, malformed or slow altering its answer, so that it runs (a create stores its pet)."""
     kind, environ = fault['fault'], bottle.request.environ
     if isinstance(kind, int):
         raise fault_error(kind, fault)
@@ -1471,7 +1469,7 @@ def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
         body = error.body
     if kind == 'malformed':
         return b'{"fault": "malformed", this is not JSON}\n'
-    data = body.encode('utf-8') if isinstance(body, str) else bytes(body)
+    data = body.encode('utf-8')
     bottle.response.content_length = len(data)  # the whole body's length, in every case
     if kind == 'truncate':
         return data[:len(data) // 2]
@@ -1572,8 +1570,7 @@ def is_fault(value: Any) -> bool:
 
 class Journal:
     """WSGI middleware: records each request in ``stub.journal`` (not admin calls, the page at ``/``
-    or its icon), and each failure inside the app in ``stub.errors``. The status sent goes in
-    ``environ[STATUS]``, for the access log too."""
+    or its icon), and each failure inside the app in ``stub.errors``."""
 
     def __init__(self, app: Callable, stub: StubApp) -> None:
         self.app, self.stub = app, stub
