@@ -1172,8 +1172,7 @@ class StubApp:
         began after it arrived (even one over before it came here); True if let go early."""
         received = environ.get(RECEIVED, time.monotonic_ns())
         with self.lock:
-            return self.lock.wait_for(
-                lambda: self._stopping or received < self.cleared_at, seconds)
+            return self.lock.wait_for(lambda: self._stopping or received < self.cleared_at, seconds)
 
     def release(self) -> None:
         """Let every held request (a delay, a hang) go, and hold none again: the server stops."""
@@ -1616,8 +1615,7 @@ class Recording:
         if environ.get(PAGE):  # a browser's visit is no call
             return
         with contextlib.suppress(OSError, ValueError):  # what the app did not read (a 401, say)
-            while len(self._kept) < self._length and self.read(self._length - len(self._kept)):
-                pass
+            self.read(self._length - len(self._kept))
         error = environ.get(ERROR) if status and status >= 400 else None
         self.stub.record(journal_entry(environ, bytes(self._kept), status, error),
                          environ.setdefault(RECEIVED, time.monotonic_ns()))
