@@ -1585,7 +1585,6 @@ class Journal:
 
         if stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
                                         or environ['PATH_INFO'] == FAVICON):
-            # A fault that closes the connection takes this out and records the request first.
             environ[RECORD] = Recording(environ, stub)
         result = self.app(environ, recording)
         if RECORD in environ:
