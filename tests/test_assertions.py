@@ -97,9 +97,10 @@ No getPet request was recorded; the journal holds:
   3. GET /v1/pets?limit=5&status=sold -> 200'''
 
 
-def test_assert_not_called_lists_the_calls(app):
+def test_assert_not_called_lists_the_calls_as_assert_called_with_times_0_does(app):
     assert failure(app.assert_not_called, 'listPets') == '''\
-listPets was called once; expected never:
+listPets was called once; expected no times.
+Recorded listPets requests (1):
   1. GET /v1/pets?limit=5&status=sold -> 200'''
 
 

@@ -315,7 +315,7 @@ def test_a_request_still_delayed_at_reset_is_dropped_at_once_and_leaves_no_trace
         waiting = http.client.HTTPConnection('127.0.0.1', server.port, timeout=30)
         waiting.request('POST', '/v1/pets', json.dumps(REX),
                         {**server.headers, 'Content-Type': 'application/json'})
-        wait_until(lambda: server.app.held == 1)
+        wait_until(lambda: server.app.under_way == 1)
         server.reset()
         # Released by the reset, not by its 60 seconds: the connection closes with no answer.
         with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
@@ -661,7 +661,7 @@ def test_a_request_refused_as_not_valid_http_before_a_clear_is_not_journalled_af
         held = socket.create_connection(('127.0.0.1', server.port), timeout=10)
         held.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer '
                      + stub.DEMO_API_KEY.encode() + b'\r\n\r\n')
-        wait_until(lambda: app.held == 1)
+        wait_until(lambda: app.under_way == 1)  # the worker
         refused = socket.create_connection(('127.0.0.1', server.port), timeout=10)
         refused.sendall(b'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
         time.sleep(0.2)  # read by the server long before: it only waits for a worker
