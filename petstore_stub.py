@@ -1701,7 +1701,8 @@ class HostCheck:
     neither a loopback name nor in ``allowed_hosts`` gets a 421, before anything is read or done."""
 
     def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
-        self.app, self.allowed = app, allowed_hosts
+        # The names a local browser sends, found without parsing an address on every request.
+        self.app, self.allowed = app, allowed_hosts | {'localhost', '127.0.0.1', '[::1]'}
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
