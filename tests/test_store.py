@@ -108,6 +108,18 @@ def open_flags(path):
     raise AssertionError(f'{path} is not open')
 
 
+def queue_behind_the_first_write(store, threads, first_write_started, more_adds_waiting):
+    """Run ``threads``' adds so that all but the first are queued while its write is held."""
+    threads[0].start()
+    first_write_started.wait(timeout=10)
+    for thread in threads[1:]:
+        thread.start()
+    wait_until(lambda: len(store._table._batch) == len(threads) - 1)
+    more_adds_waiting.set()
+    for thread in threads:
+        thread.join(timeout=10)
+
+
 def test_one_write_serves_the_adds_that_wait_for_it(tmp_path, monkeypatch):
     writes = []
     real_append = stub.append_durably
@@ -122,14 +134,7 @@ def test_one_write_serves_the_adds_that_wait_for_it(tmp_path, monkeypatch):
     with StubStore(tmp_path / 'pets.json') as store:
         monkeypatch.setattr(stub, 'append_durably', slow_disk)
         threads = [threading.Thread(target=store.add, args=(REX,)) for _ in range(8)]
-        threads[0].start()
-        first_write_started.wait(timeout=10)
-        for thread in threads[1:]:
-            thread.start()
-        wait_until(lambda: len(store._table._batch) == 7)
-        more_adds_waiting.set()
-        for thread in threads:
-            thread.join()
+        queue_behind_the_first_write(store, threads, first_write_started, more_adds_waiting)
         assert len(store) == 8
     assert writes == [1, 7]  # the seven adds that came during the first write shared the next
 
@@ -156,14 +161,7 @@ def test_a_bug_in_a_shared_write_fails_every_add_it_carries_and_the_next_write_s
     with StubStore(tmp_path / 'pets.json') as store:
         monkeypatch.setattr(stub, 'append_durably', disk)
         threads = [threading.Thread(target=add) for _ in range(4)]
-        threads[0].start()
-        first_write_started.wait(timeout=10)
-        for thread in threads[1:]:
-            thread.start()
-        wait_until(lambda: len(store._table._batch) == 3)
-        more_adds_waiting.set()
-        for thread in threads:
-            thread.join(timeout=10)
+        queue_behind_the_first_write(store, threads, first_write_started, more_adds_waiting)
         assert not any(thread.is_alive() for thread in threads)
         assert sorted(map(str, outcomes)) == ['1', 'ApiError', 'ApiError', 'RuntimeError']
         monkeypatch.setattr(stub, 'append_durably', real_append)
