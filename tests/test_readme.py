@@ -37,7 +37,7 @@ def without_dates(text: str) -> str:
 @pytest.mark.skipif(shutil.which('curl') is None, reason='the tour is written for curl')
 def test_the_curl_tour_prints_what_the_readme_shows():
     examples = console_examples()
-    assert len(examples) >= 14
+    assert len(examples) >= 11
     with stub.serve(fixtures=True) as server:
         address = f'127.0.0.1:{server.port}'
         for command, expected in examples:
