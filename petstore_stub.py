@@ -2844,7 +2844,8 @@ if 'pytest' in sys.modules:
                     and not request.node.get_closest_marker('petstore_allows_unused_faults')):
                 raise pytest.fail.Exception(  # from None: one message, not two chained
                     f'in this test, {unused}\n(if the test leaves it unused on purpose, mark it '
-                    '@pytest.mark.petstore_allows_unused_faults)', pytrace=False) from None
+                    '@pytest.mark.petstore_allows_unused_faults, or set the ini option '
+                    'petstore_fail_on_unused_faults = false)', pytrace=False) from None
         if (request.config.getini('petstore_fail_on_bad_requests')
                 and not request.node.get_closest_marker('petstore_allows_bad_requests')
                 and (refused := list(filter(is_refused_as_malformed, server.requests)))):

@@ -125,7 +125,8 @@ def test_a_fault_the_test_never_uses_fails_it_at_teardown(pytester):
     result.stdout.fnmatch_lines([
         '*in this test, 1 queued fault was not used up:',
         '*  503 for createPet: times 2 of 2 left, after 1 of 1 left',
-        '*mark it @pytest.mark.petstore_allows_unused_faults*'])
+        '*mark it @pytest.mark.petstore_allows_unused_faults, or set the ini option '
+        'petstore_fail_on_unused_faults = false)*'])
     assert 'During handling of the above exception' not in result.stdout.str()  # said once
 
 
