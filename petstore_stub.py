@@ -2183,8 +2183,13 @@ def app_url() -> str:
 def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
     """An OpenAPI description in ``data/`` whose one server is ``base_url``, as the client reached
     it, so that a generated client needs no base URL."""
-    document = json.loads(data_path(name).read_text(encoding='utf-8'))
-    return {**document, 'servers': [{'url': base_url, 'description': 'this stub'}]}
+    return {**openapi_template(name), 'servers': [{'url': base_url, 'description': 'this stub'}]}
+
+
+@functools.lru_cache(maxsize=2)
+def openapi_template(name: str) -> dict:
+    """The file as read once, as page_template() reads the page: neither changes while serving."""
+    return json.loads(data_path(name).read_text(encoding='utf-8'))
 
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
