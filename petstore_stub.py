@@ -2636,8 +2636,9 @@ class CannotServe(Exception):
     """Why the command line cannot serve, in one line for stderr; its exit status is 1."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the stub until Ctrl-C or SIGTERM; return the exit status."""
+def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = StubServer) -> int:
+    """Run the stub until Ctrl-C or SIGTERM; return the exit status. ``server_class`` (a
+    StubServer by default) binds and serves the app: a test passes one that does neither."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -2673,7 +2674,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors.log('petstore-stub: stdout is closed; the banner and the access log go nowhere')
     try:
         with contextlib.redirect_stderr(errors):
-            serve_store(args, api_keys, generated, port, console)
+            serve_store(args, api_keys, generated, port, console, server_class)
         return 0
     except (CannotServe, DatabaseError, ApiError) as error:
         errors.log(f'petstore-stub: {error}')
@@ -2684,7 +2685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, port: int,
-                console: Console) -> None:
+                console: Console, server_class: type[StubServer]) -> None:
     """Open the store, print the banner, serve until stopped, and close the store."""
     # Read first: a fixtures file that cannot be used leaves no new database behind.
     fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
@@ -2703,7 +2704,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                           allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
                                          else args.allowed_hosts))
         raise_open_files_limit(CONNECTION_LIMIT + 64)
-        server = StubServer(app, args.host, port)
+        server = server_class(app, args.host, port)
         try:
             server.bind()
         except (OSError, ValueError) as error:
