@@ -48,7 +48,7 @@ wraps it: ``create_stub()`` adds the fixture server's pieces, and
       The store the operations use
     Part 2: the machinery
       Durable storage: the TinyDB file, its log, and group commit
-      The fixture server: StubApp and its pieces
+      The fixture server: StubApp, and the Call each request carries
       Assertions: what the client sent, held against what a test expects
       Faults: a bottle plugin, and chaos
       The journal: each request as the client sent it
@@ -71,6 +71,7 @@ import functools
 import hashlib
 import hmac
 import http.client
+import io
 import ipaddress
 import itertools
 import json
@@ -146,23 +147,22 @@ OPERATIONS = ('listPets', 'createPet', 'getPet', 'listOrders')
 FAVICON = '/favicon.ico'
 #: How many requests the fixture server's journal keeps.
 JOURNAL_SIZE = 1000
-#: Set in the WSGI environ where an Error body is made: its code and message, for what
-#: wraps the app (the journal, in part 2; the answer to a HEAD has no body to read).
-ERROR = 'petstore_stub.error'
 
 
 # -- ApiError: the one exception, and the Error body ---------------------------
 
-class ApiError(bottle.HTTPResponse):
-    """Raised anywhere to answer with the spec's Error body.
+class ApiError(bottle.HTTPError):
+    """Raised anywhere to answer with the spec's Error body, which is made here and nowhere else.
 
-    It is a bottle response, so bottle stops the request where it is raised
-    (in a hook, a route or the store) and sends it as it is.
+    It is a bottle HTTPError, so bottle stops the request where it is raised
+    (in a hook, a route or the store) and hands it to the app's error handler,
+    render_error(), as it does its own 404s.
     """
 
     def __init__(self, status: int, code: str, message: str,
                  headers: Mapping[str, str] | None = None) -> None:
-        super().__init__(error_json(status, code, message), status, dict(headers or {}))
+        body = to_json({'code': code, 'message': message, 'status': status})
+        super().__init__(status, body, headers=dict(headers or {}))
         self.content_type = 'application/json'
         self.code = code
         self.message = message
@@ -170,34 +170,30 @@ class ApiError(bottle.HTTPResponse):
     def __str__(self) -> str:
         return f'{self.status_code} {self.code}: {self.message}'
 
-    def apply(self, response: bottle.BaseResponse) -> None:
-        """Bottle's step from a raised response to the one it sends; it tells the journal."""
-        super().apply(response)
-        bottle.request.environ[ERROR] = {'code': self.code, 'message': self.message}
-
-
-def error_json(status: int, code: str, message: str) -> str:
-    """The spec's Error body: every error the stub sends is made here."""
-    return to_json({'code': code, 'message': message, 'status': status})
-
 
 def to_json(value: Any) -> str:
     # A trailing newline keeps curl's output off the shell prompt.
     return json.dumps(value, ensure_ascii=False) + '\n'
 
 
-def render_bottle_error(error: bottle.HTTPError) -> str:
-    """Bottle's own errors (no route, a wrong method, a crash) as the Error body."""
-    request = bottle.request
-    path = printable(request.environ['bottle.raw_path'])
+def render_error(error: bottle.HTTPError) -> str:
+    """The app's error handler: every error bottle sends passes here, as an ApiError."""
+    error = as_api_error(error)
+    error.apply(bottle.response)
+    return error.body
+
+
+def as_api_error(error: bottle.HTTPError) -> ApiError:
+    """An ApiError as it is; bottle's own errors (no route, a wrong method, a crash) as one."""
+    if isinstance(error, ApiError):
+        return error
+    path = printable(bottle.request.environ['bottle.raw_path'])
+    allow = error.get_header('Allow')
     messages = {404: f'nothing is at {path}',
-                405: f'{request.method} is not allowed on {path}; use {error.get_header("Allow")}',
+                405: f'{bottle.request.method} is not allowed on {path}; use {allow}',
                 500: 'the stub failed on this request; its log has the traceback'}
-    message = messages.get(error.status_code, str(error.body))
-    code = error_code_name(error.status_code)
-    bottle.response.content_type = 'application/json'
-    request.environ[ERROR] = {'code': code, 'message': message}
-    return error_json(error.status_code, code, message)
+    return ApiError(error.status_code, error_code_name(error.status_code),
+                    messages.get(error.status_code, str(error.body)), allow and {'Allow': allow})
 
 
 #: The Error ``code`` for a status that bottle, waitress or a fault answers with.
@@ -440,13 +436,14 @@ def check_api_keys(api_keys: Sequence[str]) -> None:
 # -- The app: the four operations ----------------------------------------------
 
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
-               base_path: str = BASE_PATH, public_paths: Iterable[str] = ()) -> bottle.Bottle:
+               base_path: str = BASE_PATH, public_paths: Iterable[str] = (),
+               error_handler: Callable[[bottle.HTTPError], str] = render_error) -> bottle.Bottle:
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
-    ``/staging/v1``. ``public_paths`` may be fetched (GET or HEAD) without a
-    key: the documents part 2 adds. ``create_stub()`` wraps this app in the
-    fixture server.
+    ``/staging/v1``. Part 2's ``create_stub()`` wraps this app in the fixture
+    server, giving ``public_paths``, which may be fetched (GET or HEAD) without
+    a key, and an ``error_handler`` that also notes each error it sends.
     """
     check_api_keys(api_keys)
     store = PetStore() if store is None else store
@@ -496,7 +493,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
                        'the store-orders operation is named by the spec but not described; '
                        'the stub does not serve it')
 
-    api.default_error_handler = render_bottle_error
+    api.default_error_handler = error_handler
     return api
 
 
@@ -973,14 +970,18 @@ class StubStore(PetStore):
             self._table.close()
 
 
-# -- The fixture server: StubApp and its pieces --------------------------------
+# -- The fixture server: StubApp, and the Call each request carries -------------
 #
 # StubApp (create_stub()) takes create_app()'s bottle app, adds the public documents and the admin
-# endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware. A request
-# passes, outermost first:
+# endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware, each
+# layer below in the order a request meets it:
 #
 #     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Cors
-#         -> bottle (key check, routes, faults)
+#         -> the API (bottle: the key check, a route, its fault), or the server's refusal
+#
+# What the layers share about one request travels on its Call, the one key the stub adds to the
+# WSGI environ: the outermost layer makes it, inner layers write what they did, and outer ones
+# read it once the answer is given. No layer calls back into one outside it.
 
 ADMIN_PREFIX = '/__admin/'
 #: What the journal keeps of each request (see journal_entry()).
@@ -996,16 +997,37 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
-#: Keys of the WSGI environ. The server adapter sets the last two (in-process, the fence sets
-#: RECEIVED).
-FAULT = 'petstore_stub.fault'  #: the fault that fired
-STATUS = 'petstore_stub.status'  #: the status the app sent
-DROPPED = 'petstore_stub.dropped'  #: 'dropped' or 'reset': closed with no response
-PAGE = 'petstore_stub.page'  #: the page served to a browser
-PREFLIGHT_REFUSED = 'petstore_stub.preflight_refused'  #: refused for want of --cors
-RECORD = 'petstore_stub.record'  #: records this request; whoever calls it takes it out
-RECEIVED = 'petstore_stub.received'  #: when the request's head arrived (time.monotonic_ns())
-CLOSE_CONNECTION = 'petstore_stub.close_connection'  #: closes it unanswered; abort=True: a reset
+#: The WSGI environ key of the request's Call.
+CALL = 'petstore_stub.call'
+
+
+class Call:
+    """One request on its way through the fixture server. The server adapter makes it as the
+    request's head arrives (StubApp does, in process); each field says who writes it."""
+
+    __slots__ = ('received', 'refusal', 'can_close', 'status', 'error', 'fault', 'page', 'close',
+                 'hold')
+
+    def __init__(self, received: int, refusal: ApiError | None = None,
+                 can_close: bool = False) -> None:
+        self.received = received  #: when its head arrived (time.monotonic_ns())
+        #: The server's: the answer to a request it could not parse, given as the app gives any.
+        self.refusal = refusal
+        self.can_close = can_close  #: the server's: it can close the connection (not in process)
+        self.status: int | None = None  #: StubApp's: the status sent
+        self.error: dict | None = None  #: the error sent, by error_sent()
+        self.fault: int | str | None = None  #: the faults': the fault that fired
+        self.page = False  #: the index's: the page was served, a browser's visit and no call
+        #: The faults' and the fence's: 'dropped' or 'reset', for the server to close the
+        #: connection so, unanswered, once the fence has held it ``hold`` seconds (a hang).
+        self.close: str | None = None
+        self.hold = 0.0
+
+    def error_sent(self, error: ApiError) -> ApiError:
+        """Note the code and message of ``error``, sent as the answer; not the error itself, whose
+        frames would hold the request (its body, say) alive."""
+        self.error = {'code': error.code, 'message': error.message}
+        return error
 
 
 class StubApp:
@@ -1030,58 +1052,56 @@ class StubApp:
         self.store = store = StubStore() if store is None else store
         self.api = api = create_app(store, api_keys, base_path, public_paths=(
             '/', f'{base_path}/openapi.json', FAVICON,
-            *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])))
-        self.api_keys, self.base_path = tuple(api_keys), base_path
-        self.admin, self.cors, self.access_log = admin, cors, access_log
-        self.journal: collections.deque[dict] = collections.deque(maxlen=journal_size)
+            *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
+            error_handler=render_on_call)
+        self.api_keys, self.base_path, self.admin = tuple(api_keys), base_path, admin
         #: For check(): each failure inside the app, cut loose from its frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
-        self._delay = 0.0
-        self._stopping = False  #: set by release(): nothing is held any more
-        #: Guards the journal and what follows; held requests and the fence wait on it.
-        self.lock = threading.Condition()
-        self.cleared_at = 0  #: when the last clear() began (time.monotonic_ns())
-        self.clearing = False  #: while clear() runs: the fence holds new requests
-        self.under_way = 0  #: the API requests the fence has let in that have not ended
-        self._sequence = itertools.count(1)  #: numbers the journal's entries, never reset
-        self.faults = FaultPlugin(self)
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
+        # The layers, innermost first.
+        app: Any = Cors(self.answer, cors)
+        if self.allowed_hosts is not None:
+            app = HostCheck(app, self.allowed_hosts)
+        if trust_proxy:
+            app = ForwardedHeaders(app)
+        self.journal = Journal(app, journal_size, admin)
+        self.fence = Fence(RouteAsSent(self.journal))
+        self._layers = self.fence if access_log is None else AccessLog(self.fence, access_log)
+        self.faults = FaultPlugin(self.fence.hold)
         add_documents(api, base_path, self.api_keys, admin)
         if admin:
             add_admin_routes(api, self)
         api.install(self.faults)
         api.install(DocumentHeaders())
-        app: Any = Cors(api, cors)
-        if self.allowed_hosts is not None:
-            app = HostCheck(app, self.allowed_hosts)
-        if trust_proxy:
-            app = ForwardedHeaders(app)
-        app = Fence(RouteAsSent(Journal(app, self)), self)
-        self._wsgi = app if access_log is None else AccessLog(app, access_log)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        return self._wsgi(environ, start_response)
+        call = environ.get(CALL)
+        if call is None:  # in process: no server made one
+            call = environ[CALL] = Call(time.monotonic_ns())
 
-    def clear(self) -> None:
+        def starting(status: str, headers: list, exc_info: Any = None) -> Callable:
+            call.status = int(status[:3])
+            if exc_info is not None:  # bottle hands over what failed, with its 500
+                self.errors.append(without_frames(exc_info[1]))
+            return start_response(status, headers, exc_info)
+        return self._layers(environ, starting)
+
+    def answer(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        """The innermost layer: the API, or the server's refusal of a request it could not parse."""
+        refusal = environ[CALL].refusal
+        if refusal is not None:
+            return send_error(refusal, environ, start_response)
+        return self.api(environ, start_response)
+
+    def reset(self) -> None:
         """Empty the store (ids restart at 1) and the journal; drop faults and delay: a clean cut
         between two tests. A request that arrived before it is let go if held, finished if under
         way, dropped if not yet begun; one arriving while it runs waits; none is recorded."""
         self.faults.clear()
         self.delay = 0.0
-        with self.lock:
-            self.clearing, self.cleared_at = True, time.monotonic_ns()
-            self.journal.clear()
-            self.lock.notify_all()  # what a delay, a hang or a slow answer holds is stale now
-            self.lock.wait_for(lambda: not self.under_way, timeout=5)
-            try:
-                self.store.reset()
-            finally:
-                self.clearing = False
-                self.lock.notify_all()
-
-    def clear_journal(self) -> None:
-        with self.lock:
-            self.journal.clear()
+        with self.fence.cut() as cut_at:
+            self.journal.clear(cut_at)
+            self.store.reset()
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         """Add a pet, checked as createPet checks one; return it as a Pet."""
@@ -1110,43 +1130,26 @@ class StubApp:
               seed: int | None = None) -> int | None:
         """Give each API request a fault drawn from ``faults`` with probability ``rate``, seeded:
         the same seed and requests give the same faults. Returns the seed (one is chosen if none is
-        given), so that a run can be repeated. ``rate`` 0, or clear(), turns chaos off."""
+        given), so that a run can be repeated. ``rate`` 0, or reset(), turns chaos off."""
         return self.faults.set_chaos(as_value_error(
             parse_chaos, {'rate': rate, 'faults': faults, 'seed': seed}))['seed']
 
     @property
     def delay(self) -> float:
         """Seconds added before each API request (0 for none), to test a client's timeouts."""
-        return self._delay
+        return self.fence.delay
 
     @delay.setter
     def delay(self, seconds: float) -> None:
         if not is_delay(seconds):
             raise ValueError(f'delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; '
                              f'got {seconds!r}')
-        self._delay = seconds
+        self.fence.delay = seconds
 
-    def hold(self, seconds: float, environ: dict) -> bool:
-        """Hold this request (a worker thread) for ``seconds``, or until release() or a clear that
-        began after it arrived (even one over before it came here); True if let go early."""
-        received = environ.get(RECEIVED, time.monotonic_ns())
-        with self.lock:
-            return self.lock.wait_for(lambda: self._stopping or received < self.cleared_at, seconds)
-
-    def release(self) -> None:
-        """Let every held request (a delay, a hang) go, and hold none again: the server stops."""
-        with self.lock:
-            self._stopping = True
-            self.lock.notify_all()
-
-    def entries(self, since: int = 0) -> list[dict]:
-        """The journal's entries whose ``sequence`` is past ``since``, each body parsed now."""
-        with self.lock:
-            kept = [entry for entry in self.journal if entry['sequence'] > since]
-        return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
-
-    requests = property(entries, doc='The journal: the last requests to the API, oldest first '
-                                     '(admin calls left out).')
+    @property
+    def requests(self) -> list[dict]:
+        """The journal: the last requests to the API, oldest first (admin calls left out)."""
+        return self.journal.entries()
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
                       headers: Mapping[str, str] | None = None, times: int | None = None) -> None:
@@ -1163,21 +1166,10 @@ class StubApp:
         __tracebackhide__ = True
         self.assert_called(what, times=0)
 
-    def refused(self, request_line: str, status: int, code: str, message: str,
-                received: int) -> None:
-        """Record a request the server refused as not valid HTTP, which arrived at ``received``."""
-        method, _, target = request_line.partition(' ')
-        path, _, query = target.partition('?')
-        if not (self.admin and path.startswith(ADMIN_PREFIX)):
-            environ = {'REQUEST_METHOD': method, 'PATH_INFO': path, 'QUERY_STRING': query}
-            self.record(journal_entry(environ, b'', status, {'code': code, 'message': message}),
-                        received)
 
-    def record(self, entry: dict, received: int) -> None:
-        """Add ``entry`` to the journal, unless its request arrived before the last clear began."""
-        with self.lock:
-            if received >= self.cleared_at:
-                self.journal.append({**entry, 'sequence': next(self._sequence)})
+def render_on_call(error: bottle.HTTPError) -> str:
+    """render_error(), with the error sent written on the request's Call."""
+    return render_error(bottle.request.environ[CALL].error_sent(as_api_error(error)))
 
 
 def as_value_error(parse: Callable[..., dict], document: dict, **options: Any) -> dict:
@@ -1324,12 +1316,12 @@ def is_refused_as_malformed(entry: dict) -> bool:
 
 class FaultPlugin:
     """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation once
-    the key has been accepted (a 401 stays a 401)."""
+    the key has been accepted (a 401 stays a 401). ``hold`` is the fence's, for a slow answer."""
 
     name, api = 'faults', 2
 
-    def __init__(self, stub: StubApp) -> None:
-        self.stub = stub
+    def __init__(self, hold: Callable[[float, Call], bool]) -> None:
+        self.hold = hold
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
         self._random = random.Random()
         #: Each queued fault, with what is left of its ``times`` and ``after``; and both as asked.
@@ -1345,9 +1337,38 @@ class FaultPlugin:
             fault = self._take(route.name) if self._queue or self.chaos else None
             if fault is None:
                 return callback(*args, **kwargs)
-            bottle.request.environ[FAULT] = fault['fault']
-            return fire(fault, self.stub, lambda: callback(*args, **kwargs))
+            return self.fire(fault, bottle.request.environ[CALL], lambda: callback(*args, **kwargs))
         return operation_or_fault
+
+    def fire(self, fault: dict, call: Call, run: Callable[[], Any]) -> Any:
+        """Answer with ``fault``: a status, drop, reset or hang in place of the operation ``run``;
+        truncate, malformed or slow altering its answer, so that it runs (a create stores its pet)."""
+        kind = call.fault = fault['fault']
+        if isinstance(kind, int):
+            raise fault_error(kind, fault)
+        if kind in ('drop', 'reset', 'hang'):
+            if not call.can_close:  # in process, as petstore_app is
+                raise ApiError(500, 'fault_needs_a_server',
+                               f'a {kind!r} fault closes the connection, and this request came '
+                               'over none: use petstore_server or serve(), not petstore_app')
+            # The journal records it with no response as this returns; the fence then holds a
+            # hang, and the server closes the connection: a test may assert on a request still
+            # hanging, and a client that sees the close may send its next at once.
+            call.close, call.hold = 'reset' if kind == 'reset' else 'dropped', fault['seconds']
+            return ''
+        # The fault alters the answer the operation gives, an error (a 404, say) as well as a
+        # success: a fault taken from the queue is never spent on nothing.
+        try:
+            body = run()
+        except ApiError as error:  # rendered as bottle would, before the body is altered
+            body = render_error(call.error_sent(error))
+        if kind == 'malformed':
+            return b'{"fault": "malformed", this is not JSON}\n'
+        data = body.encode('utf-8')
+        bottle.response.content_length = len(data)  # the whole body's length, in every case
+        if kind == 'truncate':
+            return data[:len(data) // 2]
+        return drip(data, fault['seconds'], lambda pause: self.hold(pause, call))
 
     def add(self, fault: dict) -> dict:
         with self._lock:
@@ -1397,41 +1418,6 @@ class FaultPlugin:
                 return None
             kind = self._random.choice(chaos['faults'])
         return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
-
-
-def fire(fault: dict, stub: StubApp, run: Callable[[], Any]) -> Any:
-    """Answer with ``fault``: a status, drop, reset or hang in place of the operation ``run``;
-    truncate, malformed or slow altering its answer, so that it runs (a create stores its pet)."""
-    kind, environ = fault['fault'], bottle.request.environ
-    if isinstance(kind, int):
-        raise fault_error(kind, fault)
-    if kind in ('drop', 'reset', 'hang'):
-        if CLOSE_CONNECTION not in environ:  # in-process, as petstore_app is
-            raise ApiError(500, 'fault_needs_a_server',
-                           f'a {kind!r} fault closes the connection, and this request came '
-                           'over none: use petstore_server or serve(), not petstore_app')
-        # Recorded at once, as it will end, with no response: a test may assert on a
-        # request still hanging, and a client that sees the close may send its next at once.
-        if RECORD in environ:
-            environ.pop(RECORD)(None)
-        if kind == 'hang':
-            stub.hold(fault['seconds'], environ)  # until a reset, a stop, or its seconds
-        environ[CLOSE_CONNECTION](abort=kind == 'reset')
-        return ''
-    # The fault alters the answer the operation gives, an error (a 404, say) as well as a
-    # success: a fault taken from the queue is never spent on nothing.
-    try:
-        body = run()
-    except ApiError as error:
-        error.apply(bottle.response)  # as bottle would, before it sends the altered body
-        body = error.body
-    if kind == 'malformed':
-        return b'{"fault": "malformed", this is not JSON}\n'
-    data = body.encode('utf-8')
-    bottle.response.content_length = len(data)  # the whole body's length, in every case
-    if kind == 'truncate':
-        return data[:len(data) // 2]
-    return drip(data, fault['seconds'], lambda pause: stub.hold(pause, environ))
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
@@ -1527,38 +1513,57 @@ def is_fault(value: Any) -> bool:
 # -- The journal: each request as the client sent it ---------------------------
 
 class Journal:
-    """WSGI middleware: records each request in ``stub.journal`` (not admin calls, the page at ``/``
-    or its icon), and each failure inside the app in ``stub.errors``."""
+    """WSGI middleware: the journal, each request as the client sent it (not admin calls, the page
+    at ``/`` or its icon), the last ``size`` of them (none at 0), numbered by ``sequence``."""
 
-    def __init__(self, app: Callable, stub: StubApp) -> None:
-        self.app, self.stub = app, stub
+    def __init__(self, app: Callable, size: int, admin: bool) -> None:
+        self.app, self.admin = app, admin
+        #: Each entry, with when its request arrived.
+        self._entries: collections.deque[tuple[int, dict]] = collections.deque(maxlen=size)
+        self._lock = threading.Lock()
+        self._sequence = itertools.count(1)  #: never reset
+        self._cut_at = 0  #: requests that arrived before it are not recorded
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        stub = self.stub
-
-        def recording(status: str, headers: list, exc_info: Any = None) -> Callable:
-            environ[STATUS] = int(status[:3])
-            if exc_info is not None:  # bottle hands over what failed, with its 500
-                stub.errors.append(without_frames(exc_info[1]))
-            return start_response(status, headers, exc_info)
-
-        if stub.journal.maxlen and not (stub.admin and is_admin_call(environ)
+        if not self._entries.maxlen or (self.admin and is_admin_call(environ)
                                         or environ['PATH_INFO'] == FAVICON):
-            environ[RECORD] = Recording(environ, stub)
-        result = self.app(environ, recording)
-        if RECORD in environ:
-            environ.pop(RECORD)(None if DROPPED in environ else environ.get(STATUS))
+            return self.app(environ, start_response)
+        body = KeptBody(environ)
+        result = self.app(environ, start_response)
+        call = environ[CALL]
+        if not call.page:  # a browser's visit is no call
+            entry = journal_entry(environ, call, body.whole())
+            with self._lock:
+                if call.received >= self._cut_at:
+                    self._entries.append((call.received, {**entry,
+                                                          'sequence': next(self._sequence)}))
         return result
 
+    def entries(self, since: int = 0) -> list[dict]:
+        """The entries whose ``sequence`` is past ``since``, each body parsed now."""
+        with self._lock:
+            kept = [entry for _, entry in self._entries if entry['sequence'] > since]
+        return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
 
-class Recording:
-    """A request on its way to the journal. It stands in for the body (``wsgi.input``, which bottle
-    reads with read()), copying the first JOURNAL_BODY_BYTES and one more: a large body costs the
-    journal nothing. Called with the status sent (None for none), it records the request."""
+    def clear(self, cut_at: int | None = None) -> None:
+        """Empty the journal; with ``cut_at`` (time.monotonic_ns()), keep no request that arrived
+        before it, now or later, and every one that arrived since."""
+        with self._lock:
+            if cut_at is None:
+                self._entries.clear()
+                return
+            self._cut_at = cut_at
+            kept = [item for item in self._entries if item[0] >= cut_at]
+            self._entries.clear()
+            self._entries.extend(kept)
 
-    def __init__(self, environ: dict, stub: StubApp) -> None:
-        self.environ, self.stub, self._input = environ, stub, environ['wsgi.input']
-        environ['wsgi.input'] = self
+
+class KeptBody:
+    """The request body, standing in for ``wsgi.input`` (which bottle reads with read()): it keeps
+    the first JOURNAL_BODY_BYTES and one more, so that a large body costs the journal nothing."""
+
+    def __init__(self, environ: dict) -> None:
+        self._input, environ['wsgi.input'] = environ['wsgi.input'], self
         length = parse_whole_number(environ.get('CONTENT_LENGTH') or '0')
         self._length = min(length or 0, JOURNAL_BODY_BYTES + 1)
         self._kept = bytearray()
@@ -1568,23 +1573,21 @@ class Recording:
         self._kept += data[:self._length - len(self._kept)]
         return data
 
-    def __call__(self, status: int | None) -> None:
-        environ = self.environ
-        if environ.get(PAGE):  # a browser's visit is no call
-            return
-        with contextlib.suppress(OSError, ValueError):  # what the app did not read (a 401, say)
+    def whole(self) -> bytes:
+        """What is kept, with what the app did not read of it (a 401's body, say)."""
+        with contextlib.suppress(OSError, ValueError):
             self.read(self._length - len(self._kept))
-        error = environ.get(ERROR) if status and status >= 400 else None
-        self.stub.record(journal_entry(environ, bytes(self._kept), status, error),
-                         environ.setdefault(RECEIVED, time.monotonic_ns()))
+        return bytes(self._kept)
 
 
-def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | None) -> dict:
+def journal_entry(environ: dict, call: Call, body: bytes) -> dict:
     """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
     of the query, JOURNAL_HEADER_CHARS of the headers, and the body's first JOURNAL_BODY_BYTES and
     one more, as bytes (parsed when read). ``truncated`` says whether anything was cut."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
+    status = None if call.close else call.status
+    error = call.error if status and status >= 400 else None
     return {
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
@@ -1594,7 +1597,7 @@ def journal_entry(environ: dict, body: bytes, status: int | None, error: dict | 
         'body': body[:JOURNAL_BODY_BYTES + 1],
         'status': status,
         'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
-        'fault': environ.get(FAULT),
+        'fault': call.fault,
         'time': time.time(),
         'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
                       or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
@@ -1661,38 +1664,71 @@ def is_admin_call(environ: dict) -> bool:
     return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
 
 
-def is_admin_target(target: str) -> bool:
-    """Whether a request target as sent may name an admin endpoint (``/%5F_admin/reset``, say)."""
-    return ADMIN_PREFIX in urllib.parse.unquote(target.partition('?')[0], errors='replace')
-
-
 class Fence:
-    """WSGI middleware for StubApp.clear()'s clean cut, and for the delay: an API request waits
-    while a clear runs, then counts as under way, which a clear waits for. One that arrived before
-    the last clear began, or that a clear let go from its delay, is dropped unanswered."""
+    """WSGI middleware that holds API requests: for the delay before each, for a hang after one,
+    and while reset() makes a clean cut. An API request waits while a cut is made, then counts as
+    under way, which a cut waits for; one that arrived before the last cut began, or that a cut let
+    go from its delay, is closed unanswered."""
 
-    def __init__(self, app: Callable, stub: StubApp) -> None:
-        self.app, self.stub = app, stub
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+        self.delay = 0.0  #: seconds each API request waits first
+        self.under_way = 0  #: the API requests let in that have not ended
+        self._lock = threading.Condition()
+        self._cut_at = 0  #: when the last cut began (time.monotonic_ns())
+        self._cutting = False  #: while a cut is made: new requests wait
+        self._stopping = False  #: set by release(): nothing is held any more
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        stub = self.stub
-        if is_admin_call(environ):  # a reset among them: it must not wait for itself
+        call = environ[CALL]
+        # A refusal is answered at once; a reset, admin as it is, must not wait for itself.
+        if call.refusal is not None or is_admin_call(environ):
             return self.app(environ, start_response)
-        with stub.lock:
-            stub.lock.wait_for(lambda: not stub.clearing)
-            stale = environ.setdefault(RECEIVED, time.monotonic_ns()) < stub.cleared_at
-            stub.under_way += 1
+        with self._lock:
+            self._lock.wait_for(lambda: not self._cutting)
+            stale = call.received < self._cut_at
+            self.under_way += 1
         try:
-            if stale or stub.delay and stub.hold(stub.delay, environ):
-                environ[CLOSE_CONNECTION]()
-                start_response('204 No Content', [])  # goes nowhere: the connection is closed
+            if stale or self.delay and self.hold(self.delay, call):
+                call.close = 'dropped'
+                start_response('204 No Content', [])  # goes nowhere: the server closes instead
                 return []
-            return self.app(environ, start_response)
+            result = self.app(environ, start_response)
+            if call.hold:  # a hang, recorded by now
+                self.hold(call.hold, call)
+            return result
         finally:
-            with stub.lock:
-                stub.under_way -= 1
-                if stub.clearing:  # only a clear waits for this count
-                    stub.lock.notify_all()
+            with self._lock:
+                self.under_way -= 1
+                if self._cutting:  # only a cut waits for this count
+                    self._lock.notify_all()
+
+    def hold(self, seconds: float, call: Call) -> bool:
+        """Hold this request (a worker thread) for ``seconds``, or until release() or a cut that
+        began after it arrived (even one over before it came here); True if let go early."""
+        with self._lock:
+            return self._lock.wait_for(
+                lambda: self._stopping or call.received < self._cut_at, seconds)
+
+    def release(self) -> None:
+        """Let every held request go, and hold none again: the server stops."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+
+    @contextlib.contextmanager
+    def cut(self) -> Iterator[int]:
+        """Let every held request go, wait (5 s at most) for those under way, and yield when the
+        cut began; new API requests wait until the block ends."""
+        with self._lock:
+            self._cutting, self._cut_at = True, time.monotonic_ns()
+            self._lock.notify_all()  # what a delay, a hang or a slow answer holds is stale now
+            self._lock.wait_for(lambda: not self.under_way, timeout=5)
+            try:
+                yield self._cut_at
+            finally:
+                self._cutting = False
+                self._lock.notify_all()
 
 
 class HostCheck:
@@ -1753,11 +1789,11 @@ class Cors:
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if is_admin_call(environ):  # a preflight among them: the key check refuses it
             return self.app(environ, start_response)
-        preflight = environ['REQUEST_METHOD'] == 'OPTIONS'
+        # The server's refusal of a request it could not parse is no preflight, whatever its method.
+        preflight = environ['REQUEST_METHOD'] == 'OPTIONS' and environ[CALL].refusal is None
         if not self.allow:
             if (preflight and 'HTTP_ORIGIN' in environ
                     and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ):
-                environ[PREFLIGHT_REFUSED] = True
                 return send_error(ApiError(
                     403, 'cors_not_enabled', 'this is a preflight from a page on another origin, '
                     'and cross-origin calls are off: start the stub with --cors to let pages on '
@@ -1850,8 +1886,8 @@ HOST_PATTERN = re.compile(
 
 
 def send_error(error: ApiError, environ: dict, start_response: Callable) -> list[bytes]:
-    """Answer with an ApiError from outside bottle (a middleware)."""
-    environ[ERROR] = {'code': error.code, 'message': error.message}
+    """Answer with an ApiError from outside bottle (a middleware), written on the Call."""
+    environ[CALL].error_sent(error)
     start_response(error.status_line, error.headerlist)
     return [error.body.encode('utf-8')]
 
@@ -1900,15 +1936,18 @@ class AccessLog:
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
         result = self.app(environ, start_response)
+        call = environ[CALL]
         if environ['PATH_INFO'] != FAVICON:
             query = environ.get('QUERY_STRING')
             target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
                 environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))
-            status = environ.get(DROPPED) or environ.get(STATUS, 'dropped')  # the journal's
+            # A refusal's request line may have no target, or be no line at all ('-').
             self.log(log_line(environ.get('REMOTE_ADDR') or '-',
-                              f'{environ["REQUEST_METHOD"]} {target}', str(status),
+                              f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
+                              str(call.close or call.status or 'dropped'),
+                              '-' if call.refusal else
                               f'{(time.perf_counter() - started) * 1000:.1f}ms'))
-        if environ.get(PREFLIGHT_REFUSED) and not self._hinted:
+        if call.error and call.error['code'] == 'cors_not_enabled' and not self._hinted:
             self._hinted = True
             origin = printable(environ['HTTP_ORIGIN'][:200])
             self.log(f'petstore-stub: a page on {origin} asked to call the API; '
@@ -2020,7 +2059,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         if since is None or len(values) > 1:
             raise bad_parameter('since must be one whole number, the sequence of the last entry '
                                 f'you have; got {printable(", ".join(values)[:60])!r}')
-        return stub.entries(since)
+        return stub.journal.entries(since)
 
     def assert_requests(document: dict) -> dict:
         call, entries = parse_call_filter(document, times=True), stub.requests
@@ -2041,9 +2080,9 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path})
     admin('GET', 'openapi.json', 'adminOpenapi', lambda: openapi_document(
         app_url() + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json'))
-    admin('POST', 'reset', 'reset', stub.clear)
+    admin('POST', 'reset', 'reset', stub.reset)
     admin('GET', 'requests', 'listRequests', list_requests, query=['since'])
-    admin('DELETE', 'requests', 'clearRequests', stub.clear_journal)
+    admin('DELETE', 'requests', 'clearRequests', stub.journal.clear)
     admin('POST', 'requests/count', 'countRequests', lambda document: {
         'count': matched(stub.requests, **parse_call_filter(document))}, body=True)
     admin('POST', 'requests/assert', 'assertRequests', assert_requests, body=True)
@@ -2101,7 +2140,7 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
         first = bottle.request.get_header('Accept', '').split(',')[0].split(';')[0]
         if first.strip().lower() == 'text/html':  # a browser's; not curl's */*, nor a script's
             bottle.response.content_type = 'text/html; charset=utf-8'
-            bottle.request.environ[PAGE] = True
+            bottle.request.environ[CALL].page = True
             demo = DEMO_API_KEY in api_keys and is_loopback(bottle.request.remote_addr or '')
             settings = {'basePath': base, 'demoKey': DEMO_API_KEY if demo else None, 'admin': admin}
             # In place of the page's defaults; escaped, so that no value can close its script.
@@ -2151,7 +2190,7 @@ class DocumentHeaders:
         @functools.wraps(callback)
         def document(*args: Any, **kwargs: Any) -> Any:
             body = callback(*args, **kwargs)
-            policy = (page_policy() if bottle.request.environ.get(PAGE)
+            policy = (page_policy() if bottle.request.environ[CALL].page
                       else "default-src 'none'; frame-ancestors 'none'")  # it loads nothing
             bottle.response.set_header('Content-Security-Policy', policy)
             bottle.response.set_header('X-Content-Type-Options', 'nosniff')
@@ -2255,41 +2294,10 @@ class ServerError(Exception):
 
 
 class Waitress:
-    """The server, waitress 3. Only this class touches waitress's internals, each piece below for
-    something its API lacks."""
-
-    class JSONErrorTask(waitress.task.ErrorTask):
-        """waitress's answer to a request it cannot parse, as the spec's Error body."""
-
-        def execute(self) -> None:
-            error = self.request.error  # a waitress.utilities.Error: code, reason, body
-            message = {
-                413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
-                     f'{MAX_BODY_BYTES}',
-                431: f'the request headers are over {self.channel.adj.max_request_header_size} '
-                     'bytes in all',
-                500: 'the stub failed on this request; its log has the traceback',
-            }.get(error.code, f'the request is not valid HTTP: {error.body}')
-            body = error_json(error.code, error_code_name(error.code), message).encode('utf-8')
-            self.status = f'{error.code} {error.reason}'
-            self.response_headers += [('Content-Type', 'application/json'), ('Connection', 'close')]
-            # So waitress closes after it, telling no HTTP/1.0 keep-alive client otherwise.
-            self.request.headers['CONNECTION'] = 'close'
-            stub = self.channel.server.application
-            # The request line as sent, without its HTTP version; none for headers too large
-            # to read (waitress then stands a 'GET /' of its own in for it).
-            first = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
-            line = first.decode('latin-1').rsplit(' HTTP/', 1)[0] or '-'
-            if stub.cors and not is_admin_target(line.partition(' ')[2]):  # as Cors does
-                self.response_headers.append(('Access-Control-Allow-Origin', '*'))
-            # Recorded before it is answered: a client that has its answer finds it journalled.
-            stub.refused(line, error.code, error_code_name(error.code), message,
-                         getattr(self.request, 'petstore_received', time.monotonic_ns()))
-            if stub.access_log is not None:
-                stub.access_log(log_line(self.channel.addr[0], line[:JOURNAL_TEXT_CHARS],
-                                         str(error.code), '-'))
-            self.content_length = len(body)
-            self.write(body)
+    """The server, waitress 3.0. Only this class touches waitress's internals, each for something
+    its API lacks: its parser (stricter), its task (every request reaches the app with its Call,
+    one the parser refused too; a call the app closes unanswered is closed), its channel (the
+    writable() fix), its loggers (two warnings the faults provoke) and, to stop, its connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
@@ -2331,13 +2339,71 @@ class Waitress:
             return None
 
     class Task(waitress.task.WSGITask):
-        """waitress's call of the app, given the arrival time and close_connection()."""
+        """waitress's call of the app, for every request: with its Call in the environ, and a
+        request the parser refused as well, for the app to answer with the Error and to journal
+        and log as any other."""
 
         def get_environment(self) -> dict:
-            environ = super().get_environment()
-            environ[RECEIVED] = self.request.petstore_received
-            environ[CLOSE_CONNECTION] = functools.partial(Waitress.close_connection, self, environ)
+            request = self.request
+            received = getattr(request, 'petstore_received', None) or time.monotonic_ns()
+            if request.error is None:
+                environ, refusal = super().get_environment(), None
+            else:
+                environ, refusal = self.refusal()
+            self.call = environ[CALL] = Call(received, refusal, can_close=True)
             return environ
+
+        def refusal(self) -> tuple[dict, ApiError]:
+            """The environ of a request the parser refused, with its request line as sent and no
+            headers nor body; and the Error it gets."""
+            error = self.request.error  # a waitress.utilities.Error: code, reason, body
+            message = {
+                413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
+                     f'{MAX_BODY_BYTES}',
+                431: f'the request headers are over {self.channel.adj.max_request_header_size} '
+                     'bytes in all',
+                500: 'the stub failed on this request; its log has the traceback',
+            }.get(error.code, f'the request is not valid HTTP: {error.body}')
+            # No line for headers too large to read: waitress then stands a 'GET /' in for it.
+            line = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
+            method, _, target = line.decode('latin-1').rsplit(' HTTP/', 1)[0].partition(' ')
+            path = target.partition('?')[0]
+            with contextlib.suppress(ValueError, waitress.parser.ParsingError):  # else as sent
+                path = waitress.parser.split_uri(target.encode('latin-1'))[2]  # as waitress would
+            # So waitress closes after it, telling no HTTP/1.0 keep-alive client otherwise.
+            self.request.headers['CONNECTION'] = 'close'
+            return ({'REQUEST_METHOD': method or '-', 'REQUEST_URI': target, 'PATH_INFO': path,
+                     'QUERY_STRING': target.partition('?')[2], 'SCRIPT_NAME': '',
+                     'REMOTE_ADDR': self.channel.addr[0], 'wsgi.input': io.BytesIO()},
+                    ApiError(error.code, error_code_name(error.code), message))
+
+        def finish(self) -> None:
+            """Send the response, unless the app asked to close the connection unanswered: with a
+            FIN, or a TCP reset (RST) for 'reset'. Requests pipelined behind it then go unserved,
+            as its client sees them go."""
+            if self.call.close is None:
+                return super().finish()
+            self.close_on_finish = True
+            channel = self.channel
+            if channel.socket is None:  # closed already, by its client or by stop()
+                return
+            if self.call.close == 'dropped':
+                with contextlib.suppress(OSError):
+                    channel.socket.shutdown(socket.SHUT_RDWR)
+                return
+            # A reset is a close with a zero linger, in the event loop's own thread, so that the
+            # descriptor cannot be reused under the loop's feet.
+            closed = threading.Event()
+
+            def reset() -> None:
+                with contextlib.suppress(OSError, AttributeError):
+                    channel.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                              struct.pack('ii', 1, 0))
+                    channel.handle_close()
+                closed.set()
+
+            channel.server.trigger.pull_trigger(reset)
+            closed.wait(5)
 
     class Channel(waitress.channel.HTTPChannel):
         """waitress's connection, with the parser and the tasks above."""
@@ -2350,7 +2416,7 @@ class Waitress:
                 return self.total_outbufs_len >= self.adj.send_bytes
             return bool(super().writable())
 
-    Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, JSONErrorTask
+    Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, Task
 
     #: waitress's warnings left out, by logger: one per request that waits for a worker (under load,
     #: a line a request), and one for a body short of its Content-Length, which 'truncate' sends.
@@ -2398,48 +2464,11 @@ class Waitress:
                     dispatcher.close()
         server.trigger.del_channel()
 
-    @staticmethod
-    def close_connection(task: waitress.task.WSGITask, environ: dict,
-                         abort: bool = False) -> None:
-        """Close this request's connection before any response byte: a TCP reset (RST) if ``abort``,
-        else a close (FIN). What the app then returns goes nowhere, and waitress says nothing."""
-        channel = task.channel
-        environ[DROPPED] = 'reset' if abort else 'dropped'
-        # Requests pipelined behind this one go unserved, as its client sees them go: else one
-        # already read would run (a create would store its pet) before the loop saw the close.
-        task.set_close_on_finish()
-        if channel.socket is None:  # closed already, by its client or by stop()
-            return
-        if not abort:
-            with contextlib.suppress(OSError):
-                channel.socket.shutdown(socket.SHUT_RDWR)
-            return
-        # A reset is a close with a zero linger, in the event loop's own thread, so that the
-        # descriptor cannot be reused under the loop's feet.
-        closed = threading.Event()
-
-        def reset() -> None:
-            with contextlib.suppress(OSError, AttributeError):
-                channel.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                          struct.pack('ii', 1, 0))
-                channel.handle_close()
-            closed.set()
-
-        channel.server.trigger.pull_trigger(reset)
-        closed.wait(5)
-
-
-def from_app(name: str) -> property:
-    """``server.<name>``, read or set, is ``server.app.<name>``; its docstring is StubApp's."""
-    return property(lambda server: getattr(server.app, name),
-                    lambda server, value: setattr(server.app, name, value),
-                    doc=getattr(StubApp, name).__doc__)
-
 
 class StubServer:
     """The app served by waitress on a real socket, in a daemon thread: HTTP/1.1 with keep-alive and
     a pool of worker threads. ``port=0`` picks a free port; ``url`` has the real one once started.
-    The test API (``add_pet``, ``fail_next``, ``requests``...) is StubApp's."""
+    The test API (``add_pet``, ``fail_next``, ``requests``...) is its app's, a StubApp."""
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS) -> None:
@@ -2460,15 +2489,20 @@ class StubServer:
         """The Authorization header, to pass to a client."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
-    add_pet = from_app('add_pet')
-    load_fixtures = from_app('load_fixtures')
-    fail_next = from_app('fail_next')
-    chaos = from_app('chaos')
-    delay = from_app('delay')
-    requests = from_app('requests')
-    assert_called = from_app('assert_called')
-    assert_not_called = from_app('assert_not_called')
-    reset = from_app('clear')
+    def __getattr__(self, name: str) -> Any:
+        # Only for what the server lacks: the test API (add_pet, fail_next, requests, reset...).
+        if name == 'app':  # not set yet
+            raise AttributeError(name)
+        return getattr(self.app, name)
+
+    @property
+    def delay(self) -> float:
+        """StubApp.delay: seconds added before each API request, 0 to 60."""
+        return self.app.delay
+
+    @delay.setter
+    def delay(self, seconds: float) -> None:
+        self.app.delay = seconds
 
     def check(self) -> None:
         """Raise ServerError if anything failed inside the server since the last check; then
@@ -2511,7 +2545,7 @@ class StubServer:
     def stop(self) -> None:
         """Close the socket and every connection at once, and wait for the threads."""
         if self._server is not None:
-            self.app.release()  # a delay or a hang holds a worker thread; let it go
+            self.app.fence.release()  # a delay or a hang holds a worker thread; let it go
             self._server.close(self._thread)
 
     def __enter__(self) -> StubServer:
@@ -2779,7 +2813,7 @@ def run_until_stopped(server: StubServer) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         # Let held requests go first: waitress, interrupted, waits up to 5 s for its workers.
-        server.app.release()
+        server.app.fence.release()
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():

@@ -180,7 +180,7 @@ def test_a_hang_is_released_by_reset(server):
     server.reset()
     client.join(timeout=10)
     assert outcome and not client.is_alive()
-    wait_until(lambda: not server.app.under_way)  # the worker is free
+    wait_until(lambda: not server.app.fence.under_way)  # the worker is free
 
 
 def test_a_hang_ends_at_its_bound_with_no_response(server):

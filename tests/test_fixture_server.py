@@ -315,7 +315,7 @@ def test_a_request_still_delayed_at_reset_is_dropped_at_once_and_leaves_no_trace
         waiting = http.client.HTTPConnection('127.0.0.1', server.port, timeout=30)
         waiting.request('POST', '/v1/pets', json.dumps(REX),
                         {**server.headers, 'Content-Type': 'application/json'})
-        wait_until(lambda: server.app.under_way == 1)
+        wait_until(lambda: server.app.fence.under_way == 1)
         server.reset()
         # Released by the reset, not by its 60 seconds: the connection closes with no answer.
         with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
@@ -631,16 +631,16 @@ def test_an_api_key_no_client_could_send_is_refused(api_keys):
 
 def test_after_a_stop_nothing_is_held_again():
     app = stub.create_stub()
-    app.release()
-    assert app.hold(30, {}) is True  # at once: a request that would wait for a worker must not
+    app.fence.release()
+    assert app.fence.hold(30, stub.Call(time.monotonic_ns())) is True  # at once: a request that would wait for a worker must not
 
 
 def test_a_request_under_way_at_a_clear_holds_no_more_even_if_it_reaches_its_hold_after():
     app = stub.create_stub()
-    environ = {stub.RECEIVED: time.monotonic_ns()}  # as the server stamps a request it reads
-    app.clear()
-    assert app.hold(30, environ) is True  # at once, though the clear is over
-    assert app.hold(0.01, {}) is False  # a new request is held as usual
+    call = stub.Call(time.monotonic_ns())  # as the server makes one for a request it reads
+    app.reset()
+    assert app.fence.hold(30, call) is True  # at once, though the reset is over
+    assert app.fence.hold(0.01, stub.Call(time.monotonic_ns())) is False  # a new request is held
 
 
 @pytest.mark.parametrize('fault', ['drop', 'reset', 'hang'])
@@ -661,7 +661,7 @@ def test_a_request_refused_as_not_valid_http_before_a_clear_is_not_journalled_af
         held = socket.create_connection(('127.0.0.1', server.port), timeout=10)
         held.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer '
                      + stub.DEMO_API_KEY.encode() + b'\r\n\r\n')
-        wait_until(lambda: app.under_way == 1)  # the worker
+        wait_until(lambda: app.fence.under_way == 1)  # the worker
         refused = socket.create_connection(('127.0.0.1', server.port), timeout=10)
         refused.sendall(b'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')
         time.sleep(0.2)  # read by the server long before: it only waits for a worker
