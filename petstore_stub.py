@@ -49,12 +49,11 @@ wraps it: ``create_stub()`` adds the fixture server's pieces, and
     Part 2: the machinery
       Durable storage: the TinyDB file, its log, and group commit
       The fixture server: StubApp, and the Call each request carries
-      Assertions: what the client sent, held against what a test expects
+      The layers a request passes, outermost first
       Faults: a bottle plugin, and chaos
-      The journal: each request as the client sent it
-      Middleware: the delay, the Host check, CORS, forwarded headers, routing
-      The access log and the console
-      The admin endpoints, the documents, the fixtures
+      The documents, the admin endpoints, the fixtures
+      Assertions: what the client sent, held against what a test expects
+      The console: text for a person, never in the way of a request
       The server: waitress, behind one adapter
       The command line
       The pytest fixtures
@@ -1180,136 +1179,455 @@ def as_value_error(parse: Callable[..., dict], document: dict, **options: Any) -
         raise ValueError(error.message) from None
 
 
+def without_frames(error: BaseException) -> tuple[BaseException, str]:
+    """An exception and its traceback as text, the exception cut loose from its frames, which
+    hold every local they pass through (a request's body among them) alive."""
+    text = ''.join(traceback.format_exception(error))
+    link: BaseException | None = error
+    while link is not None:
+        link.__traceback__ = None
+        link = link.__cause__ or link.__context__
+    return error, text
+
+
 #: The fixture server's app factory, as create_app() is the plain API's.
 create_stub = StubApp
 
 
-# -- Assertions: what the client sent, held against what a test expects --------
+# -- The layers a request passes, outermost first ------------------------------
 
-def call_report(entries: list[dict], what: str, base_path: str, json: Any,
-                query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
-                times: int | None) -> str | None:
-    """Why the calls recorded in ``entries`` do not satisfy assert_called; None if they do."""
-    if times is not None and not is_whole(times):
-        raise ValueError(f'times is a whole number from 0; got {times!r}')
-    if query is not None and any(value is None for value in query.values()):
-        raise ValueError('a query value is text, a number, or a list of them; not None')
-    calls = list(filter(call_matcher(what, base_path), entries))
-    differences = [call_differences(entry, json, query, headers) for entry in calls]
-    matching = differences.count([])
-    if matching if times is None else matching == times:
+def is_admin_call(environ: dict) -> bool:
+    return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
+
+
+class AccessLog:
+    """WSGI middleware: one line per request to ``log`` (the favicon left out); after the first
+    preflight refused for want of ``--cors``, a line saying so."""
+
+    def __init__(self, app: Callable, log: Callable[[str], Any]) -> None:
+        self.app, self.log = app, log
+        self._hinted = False
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        started = time.perf_counter()
+        result = self.app(environ, start_response)
+        call = environ[CALL]
+        if environ['PATH_INFO'] != FAVICON:
+            query = environ.get('QUERY_STRING')
+            target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
+                environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))
+            # A refusal's request line may have no target, or be no line at all ('-').
+            self.log(log_line(environ.get('REMOTE_ADDR') or '-',
+                              f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
+                              str(call.close or call.status or 'dropped'),
+                              '-' if call.refusal else
+                              f'{(time.perf_counter() - started) * 1000:.1f}ms'))
+        if call.error and call.error['code'] == 'cors_not_enabled' and not self._hinted:
+            self._hinted = True
+            origin = printable(environ['HTTP_ORIGIN'][:200])
+            self.log(f'petstore-stub: a page on {origin} asked to call the API; '
+                     'restart the stub with --cors to let it')
+        return result
+
+
+def log_line(client: str, request: str, status: str, duration: str) -> str:
+    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
+    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
+            f'{printable(request)} {status} {duration}')
+
+
+class Fence:
+    """WSGI middleware that holds API requests: for the delay before each, for a hang after one,
+    and while reset() makes a clean cut. An API request waits while a cut is made, then counts as
+    under way, which a cut waits for; one that arrived before the last cut began, or that a cut let
+    go from its delay, is closed unanswered."""
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+        self.delay = 0.0  #: seconds each API request waits first
+        self.under_way = 0  #: the API requests let in that have not ended
+        self._lock = threading.Condition()
+        self._cut_at = 0  #: when the last cut began (time.monotonic_ns())
+        self._cutting = False  #: while a cut is made: new requests wait
+        self._stopping = False  #: set by release(): nothing is held any more
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        call = environ[CALL]
+        # A refusal is answered at once; a reset, admin as it is, must not wait for itself.
+        if call.refusal is not None or is_admin_call(environ):
+            return self.app(environ, start_response)
+        with self._lock:
+            self._lock.wait_for(lambda: not self._cutting)
+            stale = call.received < self._cut_at
+            self.under_way += 1
+        try:
+            if stale or self.delay and self.hold(self.delay, call):
+                call.close = 'dropped'
+                start_response('204 No Content', [])  # goes nowhere: the server closes instead
+                return []
+            result = self.app(environ, start_response)
+            if call.hold:  # a hang, recorded by now
+                self.hold(call.hold, call)
+            return result
+        finally:
+            with self._lock:
+                self.under_way -= 1
+                if self._cutting:  # only a cut waits for this count
+                    self._lock.notify_all()
+
+    def hold(self, seconds: float, call: Call) -> bool:
+        """Hold this request (a worker thread) for ``seconds``, or until release() or a cut that
+        began after it arrived (even one over before it came here); True if let go early."""
+        with self._lock:
+            return self._lock.wait_for(
+                lambda: self._stopping or call.received < self._cut_at, seconds)
+
+    def release(self) -> None:
+        """Let every held request go, and hold none again: the server stops."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+
+    @contextlib.contextmanager
+    def cut(self) -> Iterator[int]:
+        """Let every held request go, wait (5 s at most) for those under way, and yield when the
+        cut began; new API requests wait until the block ends."""
+        with self._lock:
+            self._cutting, self._cut_at = True, time.monotonic_ns()
+            self._lock.notify_all()  # what a delay, a hang or a slow answer holds is stale now
+            self._lock.wait_for(lambda: not self.under_way, timeout=5)
+            try:
+                yield self._cut_at
+            finally:
+                self._cutting = False
+                self._lock.notify_all()
+
+
+class RouteAsSent:
+    """WSGI middleware: route on the path as the client sent it. A segment is matched by its decoded
+    value (``/v1/pets/%31`` is ``/v1/pets/1``), but a path that decoding would change in shape (an
+    encoded slash as in ``/v1/pets%2F1``, an empty or dot segment, bytes that are not UTF-8) is
+    routed as sent, still encoded: it never reaches a resource under another name."""
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
+        if target is None:  # in-process, as WebTest calls it: the path is already decoded
+            sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
+        else:
+            sent = target.partition('?')[0]
+            if not sent.startswith('/'):  # the absolute form, http://host/path
+                sent = urllib.parse.urlsplit(sent).path or '/'
+        if ('%' in sent or '//' in sent or '/.' in sent or not sent) and not all(
+                is_plain_segment(segment) for segment in sent[1:].split('/')):
+            environ['PATH_INFO'] = sent
+        return self.app(environ, start_response)
+
+
+def is_plain_segment(segment: str) -> bool:
+    try:
+        decoded = urllib.parse.unquote_to_bytes(segment).decode('utf-8')
+    except UnicodeDecodeError:
+        return False
+    return decoded not in ('', '.', '..') and '/' not in decoded
+
+
+class Journal:
+    """WSGI middleware: the journal, each request as the client sent it (not admin calls, the page
+    at ``/`` or its icon), the last ``size`` of them (none at 0), numbered by ``sequence``."""
+
+    def __init__(self, app: Callable, size: int, admin: bool) -> None:
+        self.app, self.admin = app, admin
+        #: Each entry, with when its request arrived.
+        self._entries: collections.deque[tuple[int, dict]] = collections.deque(maxlen=size)
+        self._lock = threading.Lock()
+        self._sequence = itertools.count(1)  #: never reset
+        self._cut_at = 0  #: requests that arrived before it are not recorded
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if not self._entries.maxlen or (self.admin and is_admin_call(environ)
+                                        or environ['PATH_INFO'] == FAVICON):
+            return self.app(environ, start_response)
+        body = KeptBody(environ)
+        result = self.app(environ, start_response)
+        call = environ[CALL]
+        if not call.page:  # a browser's visit is no call
+            entry = journal_entry(environ, call, body.whole())
+            with self._lock:
+                if call.received >= self._cut_at:
+                    self._entries.append((call.received, {**entry,
+                                                          'sequence': next(self._sequence)}))
+        return result
+
+    def entries(self, since: int = 0) -> list[dict]:
+        """The entries whose ``sequence`` is past ``since``, each body parsed now."""
+        with self._lock:
+            kept = [entry for _, entry in self._entries if entry['sequence'] > since]
+        return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
+
+    def clear(self, cut_at: int | None = None) -> None:
+        """Empty the journal; with ``cut_at`` (time.monotonic_ns()), keep no request that arrived
+        before it, now or later, and every one that arrived since."""
+        with self._lock:
+            if cut_at is None:
+                self._entries.clear()
+                return
+            self._cut_at = cut_at
+            kept = [item for item in self._entries if item[0] >= cut_at]
+            self._entries.clear()
+            self._entries.extend(kept)
+
+
+class KeptBody:
+    """The request body, standing in for ``wsgi.input`` (which bottle reads with read()): it keeps
+    the first JOURNAL_BODY_BYTES and one more, so that a large body costs the journal nothing."""
+
+    def __init__(self, environ: dict) -> None:
+        self._input, environ['wsgi.input'] = environ['wsgi.input'], self
+        length = parse_whole_number(environ.get('CONTENT_LENGTH') or '0')
+        self._length = min(length or 0, JOURNAL_BODY_BYTES + 1)
+        self._kept = bytearray()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._input.read(size)
+        self._kept += data[:self._length - len(self._kept)]
+        return data
+
+    def whole(self) -> bytes:
+        """What is kept, with what the app did not read of it (a 401's body, say)."""
+        with contextlib.suppress(OSError, ValueError):
+            self.read(self._length - len(self._kept))
+        return bytes(self._kept)
+
+
+def journal_entry(environ: dict, call: Call, body: bytes) -> dict:
+    """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
+    of the query, JOURNAL_HEADER_CHARS of the headers, and the body's first JOURNAL_BODY_BYTES and
+    one more, as bytes (parsed when read). ``truncated`` says whether anything was cut."""
+    path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
+    headers, headers_cut = request_headers(environ)
+    status = None if call.close else call.status
+    error = call.error if status and status >= 400 else None
+    return {
+        'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
+        'path': path[:JOURNAL_TEXT_CHARS],
+        'query': query[:JOURNAL_TEXT_CHARS],
+        'operation': getattr(environ.get('bottle.route'), 'name', None),
+        'headers': headers,
+        'body': body[:JOURNAL_BODY_BYTES + 1],
+        'status': status,
+        'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
+        'fault': call.fault,
+        'time': time.time(),
+        'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
+                      or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
+    }
+
+
+def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
+    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut;
+    a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character)."""
+    headers: dict[str, str] = {}
+    room = JOURNAL_HEADER_CHARS
+    for key, value in environ.items():
+        if not (key.startswith('HTTP_') or key in ('CONTENT_TYPE', 'CONTENT_LENGTH') and value):
+            continue
+        name = key.removeprefix('HTTP_').replace('_', '-').title()
+        with contextlib.suppress(UnicodeError):
+            value = value.encode('latin-1').decode('utf-8')
+        room -= len(name) + len(value)
+        if room < 0:
+            return headers, True
+        headers[name] = value
+    return headers, False
+
+
+def decode_journal_body(body: bytes) -> Any:
+    """A body the journal kept, as JSON when it is whole (no more than JOURNAL_BODY_BYTES),
+    parses, and goes out again as JSON; else as text; None when there was none."""
+    if not body:
         return None
-    given = (('json', json), ('query', query), ('headers', headers))
-    wanted = ', '.join(f'{name}={brief(value)}' for name, value in given if value is not None)
-    wanted = wanted and f' with {wanted}'
-    lines = [f'{what} was not called{wanted}.' if times is None else
-             f'{what} was called {times_phrase(matching)}{wanted}; expected {times_phrase(times)}.']
-    if not calls:
-        lines.append(f'No {what} request was recorded'
-                     + ('; the journal holds:' if entries else ', nor any other.'))
-        return '\n'.join(lines + listing(list(enumerate(entries, 1))[-CALLS_SHOWN:], len(entries)))
-    nearest = sorted(sorted(range(len(calls)), key=lambda i: len(differences[i]))[:CALLS_SHOWN])
-    lines.append(f'Recorded {what} requests ({len(calls)}):')
-    lines += listing([(index + 1, calls[index]) for index in nearest], len(calls))
-    if not matching:
-        closest = min(nearest, key=lambda i: len(differences[i]))
-        lines.append(f'The closest, #{closest + 1}, differs in:')
-        lines += [f'  {difference}' for difference in differences[closest]]
-    cut = [f'#{index + 1}' for index in nearest if calls[index]['truncated']]
-    if cut:
-        lines.append(f'{", ".join(cut)} {"was" if len(cut) == 1 else "were"} cut in the journal, '
-                     f'which keeps {JOURNAL_BODY_BYTES} bytes of a body, {JOURNAL_HEADER_CHARS} '
-                     f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
-                     'expect no more than it keeps.')
-    return '\n'.join(lines)
+    text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
+    with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
+        value = loads_strict(text)
+        # Not all that parses can be sent back: a lone surrogate (``"\ud800"``), a number
+        # past a float (``1e400``), or nesting that leaves no room for the journal's own.
+        if len(body) <= JOURNAL_BODY_BYTES and nesting(value) <= 100:
+            json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
+            return value
+    return text
 
 
-def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
-    """Some of ``total`` recorded requests, one a line by number, and how many are left out."""
-    lines = [f'  {number}. {describe_call(entry)}' for number, entry in numbered]
-    if total > len(numbered):
-        lines.append(f'  ... and {total - len(numbered)} more (the journal, requests, has them)')
-    return lines
+def nesting(value: Any) -> int:
+    depth, level = 0, [value]
+    while containers := [item for item in level if isinstance(item, (dict, list))]:
+        depth += 1
+        level = [child for item in containers
+                 for child in (item.values() if isinstance(item, dict) else item)]
+    return depth
 
 
-def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
-    """``what`` (an operationId, or ``'METHOD /path'``) -> a test of a journal entry."""
-    if what in OPERATIONS:
-        return lambda entry: entry['operation'] == what
-    method, _, path = what.partition(' ')
-    if not path.startswith('/'):
-        raise ValueError(f"name an operation ({', '.join(OPERATIONS)}) or 'METHOD /path'; "
-                         f'got {what!r}')
-    if '?' in path:
-        raise ValueError(f'give the query as query=, not in the path; got {what!r}')
-    paths = (path, base_path + path)
-    return lambda entry: entry['method'] == method.upper() and entry['path'] in paths
+class ForwardedHeaders:
+    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address from the last
+    value (the proxy's own) of ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed
+    one is a 400, journalled as any other. Not waitress's ``trusted_proxy``: it answers a malformed
+    header with a text/plain 400 that the server adapter cannot turn into the Error body."""
+
+    def __init__(self, app: Callable) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        try:
+            apply_forwarded(environ)
+        except ApiError as error:
+            return send_error(error, environ, start_response)
+        return self.app(environ, start_response)
 
 
-def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
-                     headers: Mapping[str, str] | None) -> list[str]:
-    """How a recorded request differs from what was expected, one line a field."""
-    compared = []  # (field, expected, sent), absent where it is on one side only
-    absent = object()
-    body = entry['body']
-    if isinstance(json, dict) and isinstance(body, dict):
-        compared += [(name, json.get(name, absent), body.get(name, absent))
-                     for name in {**json, **body}]
-    elif json is not None:
-        compared.append(('body', json, body))
-    if query is not None:
-        parsed: dict[str, list[str]] = {}
-        with contextlib.suppress(ApiError):
-            parsed = parse_query(entry['query'])
-        sent = {name: values[0] if len(values) == 1 else values for name, values in parsed.items()}
-        compared += [(f'query {name}', list(map(str, value)) if isinstance(value, (list, tuple))
-                      else str(value), sent.get(name, absent)) for name, value in query.items()]
-    sent_headers = {name.lower(): value for name, value in entry['headers'].items()}
-    compared += [(f'header {name}', value, sent_headers.get(name.lower(), absent))
-                 for name, value in (headers or {}).items()]
-    return [f'{field}: ' + ('not expected' if expected is absent else f'expected {brief(expected)}')
-            + (', missing' if got is absent else f', sent {brief(got)}')
-            for field, expected, got in compared if not same_json(expected, got)]
+def apply_forwarded(environ: dict) -> None:
+    scheme, host, port, client = (
+        None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
+        for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
+                                       'HTTP_X_FORWARDED_PORT', 'HTTP_X_FORWARDED_FOR')))
+    if scheme is not None:
+        if scheme.lower() not in ('http', 'https'):
+            raise bad_forwarded('Proto', scheme, 'http or https')
+        environ['wsgi.url_scheme'] = scheme.lower()
+    if host is not None or port is not None:
+        match = HOST_PATTERN.fullmatch(environ.get('HTTP_HOST', '') if host is None else host)
+        number = match and parse_whole_number(port if port is not None else match['port'] or '80')
+        if match and port is not None and not 0 < (number or 0) <= 65535:
+            raise bad_forwarded('Port', port, 'a port number')
+        if not 0 < (number or 0) <= 65535:  # no match, or a port past 65535 in the host
+            raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
+        default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
+        has_port = port or match['port']  # an empty port (``host:``) is no port
+        environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
+                                                else '')
+    if client is not None:
+        match = FORWARDED_NODE.fullmatch(client)
+        try:
+            if match is None:
+                raise ValueError(client)
+            environ['REMOTE_ADDR'] = match['token'] or str(  # the address, its port left out
+                ipaddress.IPv4Address(match['ipv4']) if match['ipv4']
+                else ipaddress.IPv6Address(match['ipv6'] or match['bare']))
+        except ValueError:
+            raise bad_forwarded('For', client, 'an IP address (IPv6 in brackets before a port), '
+                                'unknown or an _obfuscated name, with a port if any') from None
 
 
-def brief(value: Any) -> str:
-    """``repr(value)``, cut to 200 characters, so that a message stays readable."""
-    text = repr(value)
-    return text if len(text) <= 200 else text[:199] + '…'
+def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
+    return ApiError(400, 'invalid_header',
+                    f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
 
 
-def same_json(expected: Any, sent: Any) -> bool:
-    """Equal as JSON values: ``3`` is not ``'3'``, ``1`` is not ``true`` nor ``1.0``."""
-    if isinstance(expected, dict) and isinstance(sent, dict):
-        return expected.keys() == sent.keys() and all(same_json(expected[k], sent[k]) for k in sent)
-    if isinstance(expected, (list, tuple)) and isinstance(sent, list):
-        return len(expected) == len(sent) and all(map(same_json, expected, sent))
-    return type(expected) is type(sent) and expected == sent
+#: A node of X-Forwarded-For (RFC 7239, section 6): an IPv4 address, an IPv6 address in brackets,
+#: ``unknown`` or an ``_obfuscated`` name, each perhaps with a port; or a bare IPv6 address.
+FORWARDED_NODE = re.compile(
+    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<ipv4>[0-9.]+)|(?P<token>unknown|_[A-Za-z0-9._-]+))'
+    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
 
 
-def describe_call(entry: dict) -> str:
-    """``POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}``"""
-    target = entry['path'] + (f'?{entry["query"]}' if entry['query'] else '')
-    outcome = 'no response' if entry['status'] is None else str(entry['status'])
-    if entry.get('error'):
-        outcome += f' {entry["error"]["code"]}'
-    if entry.get('fault') is not None:
-        outcome += f' (fault {entry["fault"]})'
-    body = '' if entry['body'] is None else ' ' + json.dumps(entry['body'],
-                                                             ensure_ascii=False)[:120]
-    return f'{entry["method"]} {target} -> {outcome}{body}'
+#: A Host header (RFC 3986): a name (``pet_store``, ``ex%41mple``; no comma, which joins a header
+#: sent twice) or an IPv6 address in brackets, perhaps with a zone; then perhaps a port, or ``:``.
+HOST_PATTERN = re.compile(
+    r"(?P<name>[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
+    r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
 
 
-def times_phrase(count: int) -> str:
-    return {0: 'no times', 1: 'once', 2: 'twice'}.get(count, f'{count} times')
+class HostCheck:
+    """WSGI middleware for a stub on loopback: a page can point a name of its own at 127.0.0.1 (DNS
+    rebinding) and call the stub as its origin, but the browser sends that name in Host. A Host
+    neither a loopback name nor in ``allowed_hosts`` gets a 421, before anything is read or done."""
+
+    def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
+        # The names a local browser sends, found without parsing an address on every request.
+        self.app, self.allowed = app, allowed_hosts | {'localhost', '127.0.0.1', '[::1]'}
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
+        # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
+        name = host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]
+        if name.lower() in self.allowed or is_loopback(name.lower()):
+            return self.app(environ, start_response)
+        return send_error(ApiError(
+            421, 'misdirected_request',
+            f'the Host header names {printable(host[:100])!r}; this stub answers only '
+            'requests sent to localhost, 127.x.x.x or [::1] (a web page can point a name '
+            'of its own at this machine). If the name is yours, start the stub with '
+            '--allow-host NAME'), environ, start_response)
 
 
-def is_refused_as_malformed(entry: dict) -> bool:
-    """A request the stub refused because the client built it wrong (a bad parameter or body, no
-    such path or method, too large, not JSON, not HTTP/1.x); not a fault."""
-    status = entry['status']
-    return entry.get('fault') is None and (  # a fault: the test asked for it
-        status in (400, 405, 413, 415, 431, 505) or status == 404 and entry['operation'] is None)
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is localhost or a loopback address (``127.5.6.7``, ``::1``, ``[::1]``)."""
+    with contextlib.suppress(ValueError):
+        return (ipaddress.IPv6Address(host[1:-1]) if host.startswith('[')
+                else ipaddress.ip_address(host)).is_loopback
+    return host == 'localhost'
+
+
+def parse_allowed_host(text: str) -> str:
+    """A name for ``--allow-host`` as a Host header carries it, port left out: ``pets.local``,
+    ``192.168.1.5`` or ``[fd00::1]``, in lower case; ValueError if it is none."""
+    label = '(?!-)[a-z0-9_-]{1,63}(?<!-)'  # ``_`` too, as in a Compose service: ``pet_store``
+    name = text.lower() if isinstance(text, str) else ''
+    if ':' in name and '%' not in name:  # an IPv6 address; a zone would be sent as %25
+        with contextlib.suppress(ValueError):
+            return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
+    elif len(name) <= 253 and re.fullmatch(rf'{label}(?:\.{label})*', name):
+        return name
+    raise ValueError('an allowed host is a host name (such as pets.local) or an IP address, '
+                     f'without a port; got {text!r}')
+
+
+class Cors:
+    """WSGI middleware for pages on other origins. With ``--cors`` (``allow``) they may call the
+    API: a preflight needs no key (a browser sends none), and every response lets the page read it
+    (``*`` is safe: the key travels in a header, never in a cookie). Without it, a preflight gets a
+    403 naming ``--cors``, the same for every path, where the key check would send the reader after
+    the key. The admin endpoints stay same-origin: no page elsewhere may reset or read the stub."""
+
+    def __init__(self, app: Callable, allow: bool) -> None:
+        self.app, self.allow = app, allow
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if is_admin_call(environ):  # a preflight among them: the key check refuses it
+            return self.app(environ, start_response)
+        # The server's refusal of a request it could not parse is no preflight, whatever its method.
+        preflight = environ['REQUEST_METHOD'] == 'OPTIONS' and environ[CALL].refusal is None
+        if not self.allow:
+            if (preflight and 'HTTP_ORIGIN' in environ
+                    and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ):
+                return send_error(ApiError(
+                    403, 'cors_not_enabled', 'this is a preflight from a page on another origin, '
+                    'and cross-origin calls are off: start the stub with --cors to let pages on '
+                    'any origin call the API'), environ, start_response)
+            return self.app(environ, start_response)
+        if preflight:
+            start_response('204 No Content', [
+                ('Access-Control-Allow-Origin', '*'),
+                ('Access-Control-Allow-Methods', 'GET, POST, OPTIONS'),
+                ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
+                ('Access-Control-Max-Age', '600'),
+            ])
+            return []
+
+        def with_cors(status: str, headers: list, exc_info: Any = None) -> Callable:
+            return start_response(status, [
+                *headers, ('Access-Control-Allow-Origin', '*'),
+                ('Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, '
+                                                  'WWW-Authenticate')], exc_info)
+        return self.app(environ, with_cors)
+
+
+def send_error(error: ApiError, environ: dict, start_response: Callable) -> list[bytes]:
+    """Answer with an ApiError from outside bottle (a middleware), written on the Call."""
+    environ[CALL].error_sent(error)
+    start_response(error.status_line, error.headerlist)
+    return [error.body.encode('utf-8')]
 
 
 # -- Faults: a bottle plugin, and chaos ----------------------------------------
@@ -1510,623 +1828,7 @@ def is_fault(value: Any) -> bool:
     return value in FAULT_KINDS or type(value) is int and 400 <= value <= 599
 
 
-# -- The journal: each request as the client sent it ---------------------------
-
-class Journal:
-    """WSGI middleware: the journal, each request as the client sent it (not admin calls, the page
-    at ``/`` or its icon), the last ``size`` of them (none at 0), numbered by ``sequence``."""
-
-    def __init__(self, app: Callable, size: int, admin: bool) -> None:
-        self.app, self.admin = app, admin
-        #: Each entry, with when its request arrived.
-        self._entries: collections.deque[tuple[int, dict]] = collections.deque(maxlen=size)
-        self._lock = threading.Lock()
-        self._sequence = itertools.count(1)  #: never reset
-        self._cut_at = 0  #: requests that arrived before it are not recorded
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        if not self._entries.maxlen or (self.admin and is_admin_call(environ)
-                                        or environ['PATH_INFO'] == FAVICON):
-            return self.app(environ, start_response)
-        body = KeptBody(environ)
-        result = self.app(environ, start_response)
-        call = environ[CALL]
-        if not call.page:  # a browser's visit is no call
-            entry = journal_entry(environ, call, body.whole())
-            with self._lock:
-                if call.received >= self._cut_at:
-                    self._entries.append((call.received, {**entry,
-                                                          'sequence': next(self._sequence)}))
-        return result
-
-    def entries(self, since: int = 0) -> list[dict]:
-        """The entries whose ``sequence`` is past ``since``, each body parsed now."""
-        with self._lock:
-            kept = [entry for _, entry in self._entries if entry['sequence'] > since]
-        return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
-
-    def clear(self, cut_at: int | None = None) -> None:
-        """Empty the journal; with ``cut_at`` (time.monotonic_ns()), keep no request that arrived
-        before it, now or later, and every one that arrived since."""
-        with self._lock:
-            if cut_at is None:
-                self._entries.clear()
-                return
-            self._cut_at = cut_at
-            kept = [item for item in self._entries if item[0] >= cut_at]
-            self._entries.clear()
-            self._entries.extend(kept)
-
-
-class KeptBody:
-    """The request body, standing in for ``wsgi.input`` (which bottle reads with read()): it keeps
-    the first JOURNAL_BODY_BYTES and one more, so that a large body costs the journal nothing."""
-
-    def __init__(self, environ: dict) -> None:
-        self._input, environ['wsgi.input'] = environ['wsgi.input'], self
-        length = parse_whole_number(environ.get('CONTENT_LENGTH') or '0')
-        self._length = min(length or 0, JOURNAL_BODY_BYTES + 1)
-        self._kept = bytearray()
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._input.read(size)
-        self._kept += data[:self._length - len(self._kept)]
-        return data
-
-    def whole(self) -> bytes:
-        """What is kept, with what the app did not read of it (a 401's body, say)."""
-        with contextlib.suppress(OSError, ValueError):
-            self.read(self._length - len(self._kept))
-        return bytes(self._kept)
-
-
-def journal_entry(environ: dict, call: Call, body: bytes) -> dict:
-    """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
-    of the query, JOURNAL_HEADER_CHARS of the headers, and the body's first JOURNAL_BODY_BYTES and
-    one more, as bytes (parsed when read). ``truncated`` says whether anything was cut."""
-    path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
-    headers, headers_cut = request_headers(environ)
-    status = None if call.close else call.status
-    error = call.error if status and status >= 400 else None
-    return {
-        'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
-        'path': path[:JOURNAL_TEXT_CHARS],
-        'query': query[:JOURNAL_TEXT_CHARS],
-        'operation': getattr(environ.get('bottle.route'), 'name', None),
-        'headers': headers,
-        'body': body[:JOURNAL_BODY_BYTES + 1],
-        'status': status,
-        'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
-        'fault': call.fault,
-        'time': time.time(),
-        'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
-                      or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
-    }
-
-
-def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
-    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut;
-    a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character)."""
-    headers: dict[str, str] = {}
-    room = JOURNAL_HEADER_CHARS
-    for key, value in environ.items():
-        if not (key.startswith('HTTP_') or key in ('CONTENT_TYPE', 'CONTENT_LENGTH') and value):
-            continue
-        name = key.removeprefix('HTTP_').replace('_', '-').title()
-        with contextlib.suppress(UnicodeError):
-            value = value.encode('latin-1').decode('utf-8')
-        room -= len(name) + len(value)
-        if room < 0:
-            return headers, True
-        headers[name] = value
-    return headers, False
-
-
-def decode_journal_body(body: bytes) -> Any:
-    """A body the journal kept, as JSON when it is whole (no more than JOURNAL_BODY_BYTES),
-    parses, and goes out again as JSON; else as text; None when there was none."""
-    if not body:
-        return None
-    text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
-    with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
-        value = loads_strict(text)
-        # Not all that parses can be sent back: a lone surrogate (``"\ud800"``), a number
-        # past a float (``1e400``), or nesting that leaves no room for the journal's own.
-        if len(body) <= JOURNAL_BODY_BYTES and nesting(value) <= 100:
-            json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
-            return value
-    return text
-
-
-def nesting(value: Any) -> int:
-    depth, level = 0, [value]
-    while containers := [item for item in level if isinstance(item, (dict, list))]:
-        depth += 1
-        level = [child for item in containers
-                 for child in (item.values() if isinstance(item, dict) else item)]
-    return depth
-
-
-def without_frames(error: BaseException) -> tuple[BaseException, str]:
-    """An exception and its traceback as text, the exception cut loose from its frames, which
-    hold every local they pass through (a request's body among them) alive."""
-    text = ''.join(traceback.format_exception(error))
-    link: BaseException | None = error
-    while link is not None:
-        link.__traceback__ = None
-        link = link.__cause__ or link.__context__
-    return error, text
-
-
-# -- Middleware: the delay, the Host check, CORS, forwarded headers, routing ---
-
-def is_admin_call(environ: dict) -> bool:
-    return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
-
-
-class Fence:
-    """WSGI middleware that holds API requests: for the delay before each, for a hang after one,
-    and while reset() makes a clean cut. An API request waits while a cut is made, then counts as
-    under way, which a cut waits for; one that arrived before the last cut began, or that a cut let
-    go from its delay, is closed unanswered."""
-
-    def __init__(self, app: Callable) -> None:
-        self.app = app
-        self.delay = 0.0  #: seconds each API request waits first
-        self.under_way = 0  #: the API requests let in that have not ended
-        self._lock = threading.Condition()
-        self._cut_at = 0  #: when the last cut began (time.monotonic_ns())
-        self._cutting = False  #: while a cut is made: new requests wait
-        self._stopping = False  #: set by release(): nothing is held any more
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        call = environ[CALL]
-        # A refusal is answered at once; a reset, admin as it is, must not wait for itself.
-        if call.refusal is not None or is_admin_call(environ):
-            return self.app(environ, start_response)
-        with self._lock:
-            self._lock.wait_for(lambda: not self._cutting)
-            stale = call.received < self._cut_at
-            self.under_way += 1
-        try:
-            if stale or self.delay and self.hold(self.delay, call):
-                call.close = 'dropped'
-                start_response('204 No Content', [])  # goes nowhere: the server closes instead
-                return []
-            result = self.app(environ, start_response)
-            if call.hold:  # a hang, recorded by now
-                self.hold(call.hold, call)
-            return result
-        finally:
-            with self._lock:
-                self.under_way -= 1
-                if self._cutting:  # only a cut waits for this count
-                    self._lock.notify_all()
-
-    def hold(self, seconds: float, call: Call) -> bool:
-        """Hold this request (a worker thread) for ``seconds``, or until release() or a cut that
-        began after it arrived (even one over before it came here); True if let go early."""
-        with self._lock:
-            return self._lock.wait_for(
-                lambda: self._stopping or call.received < self._cut_at, seconds)
-
-    def release(self) -> None:
-        """Let every held request go, and hold none again: the server stops."""
-        with self._lock:
-            self._stopping = True
-            self._lock.notify_all()
-
-    @contextlib.contextmanager
-    def cut(self) -> Iterator[int]:
-        """Let every held request go, wait (5 s at most) for those under way, and yield when the
-        cut began; new API requests wait until the block ends."""
-        with self._lock:
-            self._cutting, self._cut_at = True, time.monotonic_ns()
-            self._lock.notify_all()  # what a delay, a hang or a slow answer holds is stale now
-            self._lock.wait_for(lambda: not self.under_way, timeout=5)
-            try:
-                yield self._cut_at
-            finally:
-                self._cutting = False
-                self._lock.notify_all()
-
-
-class HostCheck:
-    """WSGI middleware for a stub on loopback: a page can point a name of its own at 127.0.0.1 (DNS
-    rebinding) and call the stub as its origin, but the browser sends that name in Host. A Host
-    neither a loopback name nor in ``allowed_hosts`` gets a 421, before anything is read or done."""
-
-    def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
-        # The names a local browser sends, found without parsing an address on every request.
-        self.app, self.allowed = app, allowed_hosts | {'localhost', '127.0.0.1', '[::1]'}
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
-        # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
-        name = host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]
-        if name.lower() in self.allowed or is_loopback(name.lower()):
-            return self.app(environ, start_response)
-        return send_error(ApiError(
-            421, 'misdirected_request',
-            f'the Host header names {printable(host[:100])!r}; this stub answers only '
-            'requests sent to localhost, 127.x.x.x or [::1] (a web page can point a name '
-            'of its own at this machine). If the name is yours, start the stub with '
-            '--allow-host NAME'), environ, start_response)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is localhost or a loopback address (``127.5.6.7``, ``::1``, ``[::1]``)."""
-    with contextlib.suppress(ValueError):
-        return (ipaddress.IPv6Address(host[1:-1]) if host.startswith('[')
-                else ipaddress.ip_address(host)).is_loopback
-    return host == 'localhost'
-
-
-def parse_allowed_host(text: str) -> str:
-    """A name for ``--allow-host`` as a Host header carries it, port left out: ``pets.local``,
-    ``192.168.1.5`` or ``[fd00::1]``, in lower case; ValueError if it is none."""
-    label = '(?!-)[a-z0-9_-]{1,63}(?<!-)'  # ``_`` too, as in a Compose service: ``pet_store``
-    name = text.lower() if isinstance(text, str) else ''
-    if ':' in name and '%' not in name:  # an IPv6 address; a zone would be sent as %25
-        with contextlib.suppress(ValueError):
-            return f'[{ipaddress.IPv6Address(name.strip("[]")).compressed}]'
-    elif len(name) <= 253 and re.fullmatch(rf'{label}(?:\.{label})*', name):
-        return name
-    raise ValueError('an allowed host is a host name (such as pets.local) or an IP address, '
-                     f'without a port; got {text!r}')
-
-
-class Cors:
-    """WSGI middleware for pages on other origins. With ``--cors`` (``allow``) they may call the
-    API: a preflight needs no key (a browser sends none), and every response lets the page read it
-    (``*`` is safe: the key travels in a header, never in a cookie). Without it, a preflight gets a
-    403 naming ``--cors``, the same for every path, where the key check would send the reader after
-    the key. The admin endpoints stay same-origin: no page elsewhere may reset or read the stub."""
-
-    def __init__(self, app: Callable, allow: bool) -> None:
-        self.app, self.allow = app, allow
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        if is_admin_call(environ):  # a preflight among them: the key check refuses it
-            return self.app(environ, start_response)
-        # The server's refusal of a request it could not parse is no preflight, whatever its method.
-        preflight = environ['REQUEST_METHOD'] == 'OPTIONS' and environ[CALL].refusal is None
-        if not self.allow:
-            if (preflight and 'HTTP_ORIGIN' in environ
-                    and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ):
-                return send_error(ApiError(
-                    403, 'cors_not_enabled', 'this is a preflight from a page on another origin, '
-                    'and cross-origin calls are off: start the stub with --cors to let pages on '
-                    'any origin call the API'), environ, start_response)
-            return self.app(environ, start_response)
-        if preflight:
-            start_response('204 No Content', [
-                ('Access-Control-Allow-Origin', '*'),
-                ('Access-Control-Allow-Methods', 'GET, POST, OPTIONS'),
-                ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
-                ('Access-Control-Max-Age', '600'),
-            ])
-            return []
-
-        def with_cors(status: str, headers: list, exc_info: Any = None) -> Callable:
-            return start_response(status, [
-                *headers, ('Access-Control-Allow-Origin', '*'),
-                ('Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, '
-                                                  'WWW-Authenticate')], exc_info)
-        return self.app(environ, with_cors)
-
-
-class ForwardedHeaders:
-    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address from the last
-    value (the proxy's own) of ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed
-    one is a 400, journalled as any other. Not waitress's ``trusted_proxy``: it answers a malformed
-    header with a text/plain 400 that the server adapter cannot turn into the Error body."""
-
-    def __init__(self, app: Callable) -> None:
-        self.app = app
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        try:
-            apply_forwarded(environ)
-        except ApiError as error:
-            return send_error(error, environ, start_response)
-        return self.app(environ, start_response)
-
-
-def apply_forwarded(environ: dict) -> None:
-    scheme, host, port, client = (
-        None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
-        for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
-                                       'HTTP_X_FORWARDED_PORT', 'HTTP_X_FORWARDED_FOR')))
-    if scheme is not None:
-        if scheme.lower() not in ('http', 'https'):
-            raise bad_forwarded('Proto', scheme, 'http or https')
-        environ['wsgi.url_scheme'] = scheme.lower()
-    if host is not None or port is not None:
-        match = HOST_PATTERN.fullmatch(environ.get('HTTP_HOST', '') if host is None else host)
-        number = match and parse_whole_number(port if port is not None else match['port'] or '80')
-        if match and port is not None and not 0 < (number or 0) <= 65535:
-            raise bad_forwarded('Port', port, 'a port number')
-        if not 0 < (number or 0) <= 65535:  # no match, or a port past 65535 in the host
-            raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
-        default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
-        has_port = port or match['port']  # an empty port (``host:``) is no port
-        environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
-                                                else '')
-    if client is not None:
-        match = FORWARDED_NODE.fullmatch(client)
-        try:
-            if match is None:
-                raise ValueError(client)
-            environ['REMOTE_ADDR'] = match['token'] or str(  # the address, its port left out
-                ipaddress.IPv4Address(match['ipv4']) if match['ipv4']
-                else ipaddress.IPv6Address(match['ipv6'] or match['bare']))
-        except ValueError:
-            raise bad_forwarded('For', client, 'an IP address (IPv6 in brackets before a port), '
-                                'unknown or an _obfuscated name, with a port if any') from None
-
-
-def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
-    return ApiError(400, 'invalid_header',
-                    f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
-
-
-#: A node of X-Forwarded-For (RFC 7239, section 6): an IPv4 address, an IPv6 address in brackets,
-#: ``unknown`` or an ``_obfuscated`` name, each perhaps with a port; or a bare IPv6 address.
-FORWARDED_NODE = re.compile(
-    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<ipv4>[0-9.]+)|(?P<token>unknown|_[A-Za-z0-9._-]+))'
-    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
-
-
-#: A Host header (RFC 3986): a name (``pet_store``, ``ex%41mple``; no comma, which joins a header
-#: sent twice) or an IPv6 address in brackets, perhaps with a zone; then perhaps a port, or ``:``.
-HOST_PATTERN = re.compile(
-    r"(?P<name>[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
-    r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
-
-
-def send_error(error: ApiError, environ: dict, start_response: Callable) -> list[bytes]:
-    """Answer with an ApiError from outside bottle (a middleware), written on the Call."""
-    environ[CALL].error_sent(error)
-    start_response(error.status_line, error.headerlist)
-    return [error.body.encode('utf-8')]
-
-
-class RouteAsSent:
-    """WSGI middleware: route on the path as the client sent it. A segment is matched by its decoded
-    value (``/v1/pets/%31`` is ``/v1/pets/1``), but a path that decoding would change in shape (an
-    encoded slash as in ``/v1/pets%2F1``, an empty or dot segment, bytes that are not UTF-8) is
-    routed as sent, still encoded: it never reaches a resource under another name."""
-
-    def __init__(self, app: Callable) -> None:
-        self.app = app
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
-        if target is None:  # in-process, as WebTest calls it: the path is already decoded
-            sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
-        else:
-            sent = target.partition('?')[0]
-            if not sent.startswith('/'):  # the absolute form, http://host/path
-                sent = urllib.parse.urlsplit(sent).path or '/'
-        if ('%' in sent or '//' in sent or '/.' in sent or not sent) and not all(
-                is_plain_segment(segment) for segment in sent[1:].split('/')):
-            environ['PATH_INFO'] = sent
-        return self.app(environ, start_response)
-
-
-def is_plain_segment(segment: str) -> bool:
-    try:
-        decoded = urllib.parse.unquote_to_bytes(segment).decode('utf-8')
-    except UnicodeDecodeError:
-        return False
-    return decoded not in ('', '.', '..') and '/' not in decoded
-
-
-# -- The access log and the console --------------------------------------------
-
-class AccessLog:
-    """WSGI middleware: one line per request to ``log`` (the favicon left out); after the first
-    preflight refused for want of ``--cors``, a line saying so."""
-
-    def __init__(self, app: Callable, log: Callable[[str], Any]) -> None:
-        self.app, self.log = app, log
-        self._hinted = False
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        started = time.perf_counter()
-        result = self.app(environ, start_response)
-        call = environ[CALL]
-        if environ['PATH_INFO'] != FAVICON:
-            query = environ.get('QUERY_STRING')
-            target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
-                environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))
-            # A refusal's request line may have no target, or be no line at all ('-').
-            self.log(log_line(environ.get('REMOTE_ADDR') or '-',
-                              f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
-                              str(call.close or call.status or 'dropped'),
-                              '-' if call.refusal else
-                              f'{(time.perf_counter() - started) * 1000:.1f}ms'))
-        if call.error and call.error['code'] == 'cors_not_enabled' and not self._hinted:
-            self._hinted = True
-            origin = printable(environ['HTTP_ORIGIN'][:200])
-            self.log(f'petstore-stub: a page on {origin} asked to call the API; '
-                     'restart the stub with --cors to let it')
-        return result
-
-
-def log_line(client: str, request: str, status: str, duration: str) -> str:
-    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
-    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
-            f'{printable(request)} {status} {duration}')
-
-
-class Console(logging.handlers.QueueListener):
-    """Text for a person to read (the banner, the access log, stderr while serving), written by the
-    listener's thread: ``log()`` (a line) and ``write()`` (any text, as ``sys.stderr`` takes it)
-    only put it in a bounded queue, so a stalled or closed reader never costs a request. Text that
-    finds it full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
-
-    def __init__(self, stream: IO[str] | None, warnings: Console | None = None,
-                 name: str = 'the access log') -> None:
-        super().__init__(queue.Queue(1000))
-        self._stream, self._warnings, self.name = stream, warnings, name
-        self._broken, self._warned = stream is None, False
-        # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
-        # no lock that the interpreter needs to flush sys.stdout on its way out.
-        try:
-            self._descriptor: int | None = os.dup(stream.fileno())
-        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
-            self._descriptor = None
-        self.start()
-
-    def log(self, line: str) -> None:
-        self.write(line + '\n')
-
-    def write(self, text: str) -> int:
-        try:
-            self.queue.put_nowait(text)
-        except queue.Full:
-            self._warn(f'nobody is reading {self.name}; its lines are dropped until they do')
-        return len(text)
-
-    def flush(self) -> None:
-        """Nothing to do: the listener writes as soon as it can."""
-
-    def handle(self, text: str) -> None:
-        """Write ``text``, in the listener's thread."""
-        if self._broken:
-            return
-        try:
-            if self._descriptor is not None:
-                write_all(self._descriptor, text.encode('utf-8', 'replace'))
-            else:
-                print(text, end='', file=self._stream, flush=True)
-        except (OSError, ValueError) as error:
-            self._broken = True
-            reason = getattr(error, 'strerror', None) or error
-            self._warn(f'{self.name} cannot be written ({reason}); its lines are dropped')
-
-    def stop(self) -> None:
-        """Write what is queued, waiting a second at most for a stalled reader (QueueListener's
-        stop() would wait for ever)."""
-        with contextlib.suppress(queue.Full):
-            self.enqueue_sentinel()
-        self._thread.join(1.0)
-        if self._descriptor is not None and not self._thread.is_alive():
-            os.close(self._descriptor)
-            self._descriptor = None
-
-    def _warn(self, message: str) -> None:
-        if not self._warned and self._warnings is not None:
-            self._warned = True
-            self._warnings.log(f'petstore-stub: {message}')
-
-
-# -- The admin endpoints, the documents, the fixtures --------------------------
-
-def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
-    """The ``/__admin/`` endpoints of ``data/admin-openapi.json`` (``--admin``, or ``serve()``), for
-    test suites in any language; all but ``health`` and ``openapi.json`` need the key."""
-
-    def admin(method: str, path: str, name: str, handler: Callable, *, body: bool = False,
-              query: Sequence[str] = (), status: int = 200) -> None:
-        """Route ``handler``, refusing a query parameter (but those in ``query``) or a body it does
-        not take; it gets the body as a JSON object and returns what to send as JSON, None: 204."""
-        where = f'{method} {ADMIN_PREFIX}{path}'
-
-        def checked() -> str:
-            request = bottle.request
-            check_query_names(parse_query(request.query_string), where, query)
-            if body:
-                check_content_type(request.content_type)
-                result = handler(parse_json_object(read_body(request)))
-            elif read_body(request):
-                raise bad_body(f'{where} takes no body')
-            else:
-                result = handler()
-            bottle.response.status = 204 if result is None else status
-            return '' if result is None else to_json(result)
-        api.route(ADMIN_PREFIX + path, method, checked, name=name)
-
-    def matched(entries: list[dict], what: str, json: Any, query: Any, headers: Any) -> int:
-        calls = filter(call_matcher(what, stub.base_path), entries)
-        return sum(not call_differences(entry, json, query, headers) for entry in calls)
-
-    def list_requests() -> list:
-        values = parse_query(bottle.request.query_string).get('since', ['0'])
-        since = parse_whole_number(values[0])
-        if since is None or len(values) > 1:
-            raise bad_parameter('since must be one whole number, the sequence of the last entry '
-                                f'you have; got {printable(", ".join(values)[:60])!r}')
-        return stub.journal.entries(since)
-
-    def assert_requests(document: dict) -> dict:
-        call, entries = parse_call_filter(document, times=True), stub.requests
-        report = call_report(entries, base_path=stub.base_path, **call)
-        if report:  # the filter is sound; what the client sent is not what it expects
-            raise ApiError(409, 'assertion_failed', report)
-        del call['times']
-        return {'matched': matched(entries, **call)}
-
-    def set_delay(document: dict) -> dict:
-        if set(document) != {'seconds'} or not is_delay(document['seconds']):
-            raise bad_body(f'send {{"seconds": S}}, S from 0 to {FAULT_SECONDS_MAX:g} (0 for no '
-                           f'delay); got {brief(document)}')
-        stub.delay = document['seconds']
-        return document
-
-    admin('GET', 'health', 'health', lambda: {
-        'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path})
-    admin('GET', 'openapi.json', 'adminOpenapi', lambda: openapi_document(
-        app_url() + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json'))
-    admin('POST', 'reset', 'reset', stub.reset)
-    admin('GET', 'requests', 'listRequests', list_requests, query=['since'])
-    admin('DELETE', 'requests', 'clearRequests', stub.journal.clear)
-    admin('POST', 'requests/count', 'countRequests', lambda document: {
-        'count': matched(stub.requests, **parse_call_filter(document))}, body=True)
-    admin('POST', 'requests/assert', 'assertRequests', assert_requests, body=True)
-    admin('POST', 'fixtures', 'loadFixtures', stub.load_fixtures, status=201)
-    admin('GET', 'faults', 'listFaults', stub.faults.listed)
-    admin('POST', 'faults', 'addFault', lambda document: stub.faults.add(parse_fault(document)),
-          body=True, status=201)
-    admin('DELETE', 'faults', 'clearFaults', stub.faults.clear)
-    admin('POST', 'chaos', 'setChaos',
-          lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
-    admin('POST', 'delay', 'setDelay', set_delay, body=True)
-
-
-def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
-    """A filter for ``POST /__admin/requests/count`` (or ``/assert``, with ``times``) ->
-    assert_called's arguments, or 400. ``null`` is a field not given, as None is in Python."""
-    call = fields_of(document, 'a filter', operation=None, method=None, path=None, query=None,
-                     json=None, headers=None, **({'times': None} if times else {}))
-    operation, method, path = call.pop('operation'), call.pop('method'), call.pop('path')
-    if (operation is None) == (method is None and path is None) or (method is None) != (
-            path is None):
-        raise bad_body('name the call by operation, or by method and path; not both')
-    if operation is not None and operation not in OPERATIONS:
-        raise bad_body(f'operation must be one of {", ".join(OPERATIONS)}; got {brief(operation)}')
-    if method is not None and not (isinstance(method, str) and method.isascii()
-                                   and method.isalpha()):
-        raise bad_body(f'method must be an HTTP method, such as GET; got {brief(method)}')
-    if path is not None and not (isinstance(path, str) and path.startswith('/')
-                                 and '?' not in path):
-        raise bad_body(f'path must start with / and hold no query (give it in query); '
-                       f'got {brief(path)}')
-    query, headers, count = call['query'], call['headers'], call.get('times')
-    if query is not None and not (isinstance(query, dict) and all(
-            isinstance(item, str) or type(item) is int for value in query.values()
-            for item in (value if isinstance(value, list) else [value]))):
-        raise bad_body(f'query must be an object of strings, integers or lists of them; '
-                       f'got {brief(query)}')
-    if headers is not None and not (isinstance(headers, dict)
-                                    and all(isinstance(value, str) for value in headers.values())):
-        raise bad_body(f'headers must be an object of strings; got {brief(headers)}')
-    if count is not None and not is_whole(count):
-        raise bad_body(f'times must be a whole number from 0; got {brief(count)}')
-    return {'what': operation or f'{method} {path}', **call}
-
+# -- The documents, the admin endpoints, the fixtures --------------------------
 
 def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
                   admin: bool) -> None:
@@ -2231,6 +1933,109 @@ def openapi_template(name: str) -> dict:
     return json.loads(data_path(name).read_text(encoding='utf-8'))
 
 
+def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
+    """The ``/__admin/`` endpoints of ``data/admin-openapi.json`` (``--admin``, or ``serve()``), for
+    test suites in any language; all but ``health`` and ``openapi.json`` need the key."""
+
+    def admin(method: str, path: str, name: str, handler: Callable, *, body: bool = False,
+              query: Sequence[str] = (), status: int = 200) -> None:
+        """Route ``handler``, refusing a query parameter (but those in ``query``) or a body it does
+        not take; it gets the body as a JSON object and returns what to send as JSON, None: 204."""
+        where = f'{method} {ADMIN_PREFIX}{path}'
+
+        def checked() -> str:
+            request = bottle.request
+            check_query_names(parse_query(request.query_string), where, query)
+            if body:
+                check_content_type(request.content_type)
+                result = handler(parse_json_object(read_body(request)))
+            elif read_body(request):
+                raise bad_body(f'{where} takes no body')
+            else:
+                result = handler()
+            bottle.response.status = 204 if result is None else status
+            return '' if result is None else to_json(result)
+        api.route(ADMIN_PREFIX + path, method, checked, name=name)
+
+    def matched(entries: list[dict], what: str, json: Any, query: Any, headers: Any) -> int:
+        calls = filter(call_matcher(what, stub.base_path), entries)
+        return sum(not call_differences(entry, json, query, headers) for entry in calls)
+
+    def list_requests() -> list:
+        values = parse_query(bottle.request.query_string).get('since', ['0'])
+        since = parse_whole_number(values[0])
+        if since is None or len(values) > 1:
+            raise bad_parameter('since must be one whole number, the sequence of the last entry '
+                                f'you have; got {printable(", ".join(values)[:60])!r}')
+        return stub.journal.entries(since)
+
+    def assert_requests(document: dict) -> dict:
+        call, entries = parse_call_filter(document, times=True), stub.requests
+        report = call_report(entries, base_path=stub.base_path, **call)
+        if report:  # the filter is sound; what the client sent is not what it expects
+            raise ApiError(409, 'assertion_failed', report)
+        del call['times']
+        return {'matched': matched(entries, **call)}
+
+    def set_delay(document: dict) -> dict:
+        if set(document) != {'seconds'} or not is_delay(document['seconds']):
+            raise bad_body(f'send {{"seconds": S}}, S from 0 to {FAULT_SECONDS_MAX:g} (0 for no '
+                           f'delay); got {brief(document)}')
+        stub.delay = document['seconds']
+        return document
+
+    admin('GET', 'health', 'health', lambda: {
+        'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path})
+    admin('GET', 'openapi.json', 'adminOpenapi', lambda: openapi_document(
+        app_url() + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json'))
+    admin('POST', 'reset', 'reset', stub.reset)
+    admin('GET', 'requests', 'listRequests', list_requests, query=['since'])
+    admin('DELETE', 'requests', 'clearRequests', stub.journal.clear)
+    admin('POST', 'requests/count', 'countRequests', lambda document: {
+        'count': matched(stub.requests, **parse_call_filter(document))}, body=True)
+    admin('POST', 'requests/assert', 'assertRequests', assert_requests, body=True)
+    admin('POST', 'fixtures', 'loadFixtures', stub.load_fixtures, status=201)
+    admin('GET', 'faults', 'listFaults', stub.faults.listed)
+    admin('POST', 'faults', 'addFault', lambda document: stub.faults.add(parse_fault(document)),
+          body=True, status=201)
+    admin('DELETE', 'faults', 'clearFaults', stub.faults.clear)
+    admin('POST', 'chaos', 'setChaos',
+          lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
+    admin('POST', 'delay', 'setDelay', set_delay, body=True)
+
+
+def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
+    """A filter for ``POST /__admin/requests/count`` (or ``/assert``, with ``times``) ->
+    assert_called's arguments, or 400. ``null`` is a field not given, as None is in Python."""
+    call = fields_of(document, 'a filter', operation=None, method=None, path=None, query=None,
+                     json=None, headers=None, **({'times': None} if times else {}))
+    operation, method, path = call.pop('operation'), call.pop('method'), call.pop('path')
+    if (operation is None) == (method is None and path is None) or (method is None) != (
+            path is None):
+        raise bad_body('name the call by operation, or by method and path; not both')
+    if operation is not None and operation not in OPERATIONS:
+        raise bad_body(f'operation must be one of {", ".join(OPERATIONS)}; got {brief(operation)}')
+    if method is not None and not (isinstance(method, str) and method.isascii()
+                                   and method.isalpha()):
+        raise bad_body(f'method must be an HTTP method, such as GET; got {brief(method)}')
+    if path is not None and not (isinstance(path, str) and path.startswith('/')
+                                 and '?' not in path):
+        raise bad_body(f'path must start with / and hold no query (give it in query); '
+                       f'got {brief(path)}')
+    query, headers, count = call['query'], call['headers'], call.get('times')
+    if query is not None and not (isinstance(query, dict) and all(
+            isinstance(item, str) or type(item) is int for value in query.values()
+            for item in (value if isinstance(value, list) else [value]))):
+        raise bad_body(f'query must be an object of strings, integers or lists of them; '
+                       f'got {brief(query)}')
+    if headers is not None and not (isinstance(headers, dict)
+                                    and all(isinstance(value, str) for value in headers.values())):
+        raise bad_body(f'headers must be an object of strings; got {brief(headers)}')
+    if count is not None and not is_whole(count):
+        raise bad_body(f'times must be a whole number from 0; got {brief(count)}')
+    return {'what': operation or f'{method} {path}', **call}
+
+
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
     """Add ``new_pets`` (as read_fixtures() gives them) to an empty ``store``, else 409: a second
     load, or a restart with ``--fixtures``, never duplicates them."""
@@ -2275,6 +2080,198 @@ def data_path(name: str) -> Path:
 
 def pets_phrase(count: int) -> str:
     return f'{count} pet' if count == 1 else f'{count} pets'
+
+
+# -- Assertions: what the client sent, held against what a test expects --------
+
+def call_report(entries: list[dict], what: str, base_path: str, json: Any,
+                query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
+                times: int | None) -> str | None:
+    """Why the calls recorded in ``entries`` do not satisfy assert_called; None if they do."""
+    if times is not None and not is_whole(times):
+        raise ValueError(f'times is a whole number from 0; got {times!r}')
+    if query is not None and any(value is None for value in query.values()):
+        raise ValueError('a query value is text, a number, or a list of them; not None')
+    calls = list(filter(call_matcher(what, base_path), entries))
+    differences = [call_differences(entry, json, query, headers) for entry in calls]
+    matching = differences.count([])
+    if matching if times is None else matching == times:
+        return None
+    given = (('json', json), ('query', query), ('headers', headers))
+    wanted = ', '.join(f'{name}={brief(value)}' for name, value in given if value is not None)
+    wanted = wanted and f' with {wanted}'
+    lines = [f'{what} was not called{wanted}.' if times is None else
+             f'{what} was called {times_phrase(matching)}{wanted}; expected {times_phrase(times)}.']
+    if not calls:
+        lines.append(f'No {what} request was recorded'
+                     + ('; the journal holds:' if entries else ', nor any other.'))
+        return '\n'.join(lines + listing(list(enumerate(entries, 1))[-CALLS_SHOWN:], len(entries)))
+    nearest = sorted(sorted(range(len(calls)), key=lambda i: len(differences[i]))[:CALLS_SHOWN])
+    lines.append(f'Recorded {what} requests ({len(calls)}):')
+    lines += listing([(index + 1, calls[index]) for index in nearest], len(calls))
+    if not matching:
+        closest = min(nearest, key=lambda i: len(differences[i]))
+        lines.append(f'The closest, #{closest + 1}, differs in:')
+        lines += [f'  {difference}' for difference in differences[closest]]
+    cut = [f'#{index + 1}' for index in nearest if calls[index]['truncated']]
+    if cut:
+        lines.append(f'{", ".join(cut)} {"was" if len(cut) == 1 else "were"} cut in the journal, '
+                     f'which keeps {JOURNAL_BODY_BYTES} bytes of a body, {JOURNAL_HEADER_CHARS} '
+                     f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
+                     'expect no more than it keeps.')
+    return '\n'.join(lines)
+
+
+def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
+    """Some of ``total`` recorded requests, one a line by number, and how many are left out."""
+    lines = [f'  {number}. {describe_call(entry)}' for number, entry in numbered]
+    if total > len(numbered):
+        lines.append(f'  ... and {total - len(numbered)} more (the journal, requests, has them)')
+    return lines
+
+
+def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
+    """``what`` (an operationId, or ``'METHOD /path'``) -> a test of a journal entry."""
+    if what in OPERATIONS:
+        return lambda entry: entry['operation'] == what
+    method, _, path = what.partition(' ')
+    if not path.startswith('/'):
+        raise ValueError(f"name an operation ({', '.join(OPERATIONS)}) or 'METHOD /path'; "
+                         f'got {what!r}')
+    if '?' in path:
+        raise ValueError(f'give the query as query=, not in the path; got {what!r}')
+    paths = (path, base_path + path)
+    return lambda entry: entry['method'] == method.upper() and entry['path'] in paths
+
+
+def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
+                     headers: Mapping[str, str] | None) -> list[str]:
+    """How a recorded request differs from what was expected, one line a field."""
+    compared = []  # (field, expected, sent), absent where it is on one side only
+    absent = object()
+    body = entry['body']
+    if isinstance(json, dict) and isinstance(body, dict):
+        compared += [(name, json.get(name, absent), body.get(name, absent))
+                     for name in {**json, **body}]
+    elif json is not None:
+        compared.append(('body', json, body))
+    if query is not None:
+        parsed: dict[str, list[str]] = {}
+        with contextlib.suppress(ApiError):
+            parsed = parse_query(entry['query'])
+        sent = {name: values[0] if len(values) == 1 else values for name, values in parsed.items()}
+        compared += [(f'query {name}', list(map(str, value)) if isinstance(value, (list, tuple))
+                      else str(value), sent.get(name, absent)) for name, value in query.items()]
+    sent_headers = {name.lower(): value for name, value in entry['headers'].items()}
+    compared += [(f'header {name}', value, sent_headers.get(name.lower(), absent))
+                 for name, value in (headers or {}).items()]
+    return [f'{field}: ' + ('not expected' if expected is absent else f'expected {brief(expected)}')
+            + (', missing' if got is absent else f', sent {brief(got)}')
+            for field, expected, got in compared if not same_json(expected, got)]
+
+
+def brief(value: Any) -> str:
+    """``repr(value)``, cut to 200 characters, so that a message stays readable."""
+    text = repr(value)
+    return text if len(text) <= 200 else text[:199] + '…'
+
+
+def same_json(expected: Any, sent: Any) -> bool:
+    """Equal as JSON values: ``3`` is not ``'3'``, ``1`` is not ``true`` nor ``1.0``."""
+    if isinstance(expected, dict) and isinstance(sent, dict):
+        return expected.keys() == sent.keys() and all(same_json(expected[k], sent[k]) for k in sent)
+    if isinstance(expected, (list, tuple)) and isinstance(sent, list):
+        return len(expected) == len(sent) and all(map(same_json, expected, sent))
+    return type(expected) is type(sent) and expected == sent
+
+
+def describe_call(entry: dict) -> str:
+    """``POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}``"""
+    target = entry['path'] + (f'?{entry["query"]}' if entry['query'] else '')
+    outcome = 'no response' if entry['status'] is None else str(entry['status'])
+    if entry.get('error'):
+        outcome += f' {entry["error"]["code"]}'
+    if entry.get('fault') is not None:
+        outcome += f' (fault {entry["fault"]})'
+    body = '' if entry['body'] is None else ' ' + json.dumps(entry['body'],
+                                                             ensure_ascii=False)[:120]
+    return f'{entry["method"]} {target} -> {outcome}{body}'
+
+
+def times_phrase(count: int) -> str:
+    return {0: 'no times', 1: 'once', 2: 'twice'}.get(count, f'{count} times')
+
+
+def is_refused_as_malformed(entry: dict) -> bool:
+    """A request the stub refused because the client built it wrong (a bad parameter or body, no
+    such path or method, too large, not JSON, not HTTP/1.x); not a fault."""
+    status = entry['status']
+    return entry.get('fault') is None and (  # a fault: the test asked for it
+        status in (400, 405, 413, 415, 431, 505) or status == 404 and entry['operation'] is None)
+
+
+# -- The console: text for a person, never in the way of a request -------------
+
+class Console(logging.handlers.QueueListener):
+    """Text for a person to read (the banner, the access log, stderr while serving), written by the
+    listener's thread: ``log()`` (a line) and ``write()`` (any text, as ``sys.stderr`` takes it)
+    only put it in a bounded queue, so a stalled or closed reader never costs a request. Text that
+    finds it full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
+
+    def __init__(self, stream: IO[str] | None, warnings: Console | None = None,
+                 name: str = 'the access log') -> None:
+        super().__init__(queue.Queue(1000))
+        self._stream, self._warnings, self.name = stream, warnings, name
+        self._broken, self._warned = stream is None, False
+        # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
+        # no lock that the interpreter needs to flush sys.stdout on its way out.
+        try:
+            self._descriptor: int | None = os.dup(stream.fileno())
+        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+            self._descriptor = None
+        self.start()
+
+    def log(self, line: str) -> None:
+        self.write(line + '\n')
+
+    def write(self, text: str) -> int:
+        try:
+            self.queue.put_nowait(text)
+        except queue.Full:
+            self._warn(f'nobody is reading {self.name}; its lines are dropped until they do')
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing to do: the listener writes as soon as it can."""
+
+    def handle(self, text: str) -> None:
+        """Write ``text``, in the listener's thread."""
+        if self._broken:
+            return
+        try:
+            if self._descriptor is not None:
+                write_all(self._descriptor, text.encode('utf-8', 'replace'))
+            else:
+                print(text, end='', file=self._stream, flush=True)
+        except (OSError, ValueError) as error:
+            self._broken = True
+            reason = getattr(error, 'strerror', None) or error
+            self._warn(f'{self.name} cannot be written ({reason}); its lines are dropped')
+
+    def stop(self) -> None:
+        """Write what is queued, waiting a second at most for a stalled reader (QueueListener's
+        stop() would wait for ever)."""
+        with contextlib.suppress(queue.Full):
+            self.enqueue_sentinel()
+        self._thread.join(1.0)
+        if self._descriptor is not None and not self._thread.is_alive():
+            os.close(self._descriptor)
+            self._descriptor = None
+
+    def _warn(self, message: str) -> None:
+        if not self._warned and self._warnings is not None:
+            self._warned = True
+            self._warnings.log(f'petstore-stub: {message}')
 
 
 # -- The server: waitress, behind one adapter ----------------------------------
