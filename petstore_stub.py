@@ -1001,8 +1001,8 @@ CALL = 'petstore_stub.call'
 
 
 class Call:
-    """One request on its way through the fixture server. The server adapter makes it as the
-    request's head arrives (StubApp does, in process); each field says who writes it."""
+    """One request on its way through the fixture server: what its layers share. The server
+    adapter makes it as the request's head arrives (StubApp does, in process)."""
 
     __slots__ = ('received', 'refusal', 'can_close', 'status', 'error', 'fault', 'page', 'close',
                  'hold')
@@ -1010,17 +1010,14 @@ class Call:
     def __init__(self, received: int, refusal: ApiError | None = None,
                  can_close: bool = False) -> None:
         self.received = received  #: when its head arrived (time.monotonic_ns())
-        #: The server's: the answer to a request it could not parse, given as the app gives any.
-        self.refusal = refusal
-        self.can_close = can_close  #: the server's: it can close the connection (not in process)
-        self.status: int | None = None  #: StubApp's: the status sent
-        self.error: dict | None = None  #: the error sent, by error_sent()
-        self.fault: int | str | None = None  #: the faults': the fault that fired
-        self.page = False  #: the index's: the page was served, a browser's visit and no call
-        #: The faults' and the fence's: 'dropped' or 'reset', for the server to close the
-        #: connection so, unanswered, once the fence has held it ``hold`` seconds (a hang).
-        self.close: str | None = None
-        self.hold = 0.0
+        self.refusal = refusal  #: the server's Error for a request it could not parse
+        self.can_close = can_close  #: whether a server can close its connection (not in process)
+        self.status: int | None = None  #: the status sent
+        self.error: dict | None = None  #: the code and message of the error sent
+        self.fault: int | str | None = None  #: the fault that fired
+        self.page = False  #: the page was served: a browser's visit, and no call
+        self.close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered,
+        self.hold = 0.0  #: once the fence has held it so many seconds (a hang)
 
     def error_sent(self, error: ApiError) -> ApiError:
         """Note the code and message of ``error``, sent as the answer; not the error itself, whose
@@ -1367,15 +1364,12 @@ class Journal:
             kept = [entry for _, entry in self._entries if entry['sequence'] > since]
         return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
 
-    def clear(self, cut_at: int | None = None) -> None:
-        """Empty the journal; with ``cut_at`` (time.monotonic_ns()), keep no request that arrived
-        before it, now or later, and every one that arrived since."""
+    def clear(self, cut_at: int = 0) -> None:
+        """Forget every request that arrived before ``cut_at`` (time.monotonic_ns()), now and when
+        it ends; with no ``cut_at``, every request recorded so far."""
         with self._lock:
-            if cut_at is None:
-                self._entries.clear()
-                return
-            self._cut_at = cut_at
-            kept = [item for item in self._entries if item[0] >= cut_at]
+            self._cut_at = max(self._cut_at, cut_at)
+            kept = [item for item in self._entries if cut_at and item[0] >= cut_at]
             self._entries.clear()
             self._entries.extend(kept)
 

@@ -3,6 +3,7 @@
     python tests/bench.py            # about two minutes
     python tests/bench.py --quick    # seconds; a smoke test, not a measurement
     python tests/bench.py --crowd    # a new client's wait beside idle and slow connections
+    python tests/bench.py --layers   # what the fixture server adds to a request, in process
 
 The stub runs as a user runs it: ``python petstore_stub.py --db FILE --quiet``, a
 durable file of 1,000 pets. The reference is a plain bottle app on ``waitress.serve``
@@ -395,6 +396,50 @@ def fixture_cost(settings: argparse.Namespace) -> None:
     print(f'\npytest fixture, reset plus one request: {per_test * 1000:.3f} ms per test')
 
 
+def layers_cost(settings: argparse.Namespace) -> None:
+    """What the fixture server's layers add to one request over the plain API (create_stub()
+    against create_app(), each over a store of 1,000 pets), in process: WSGI calls in a loop."""
+    sys.path.insert(0, str(ROOT))
+    import io
+
+    import petstore_stub
+
+    def start_response(status: str, headers: list, exc_info: object = None) -> None:
+        return None
+
+    def per_call(app: object, path: str, query: str, calls: int) -> float:
+        environ = {'REQUEST_METHOD': 'GET', 'PATH_INFO': path, 'QUERY_STRING': query,
+                   'SCRIPT_NAME': '', 'SERVER_NAME': '127.0.0.1', 'SERVER_PORT': '8080',
+                   'SERVER_PROTOCOL': 'HTTP/1.1', 'HTTP_HOST': '127.0.0.1:8080',
+                   'HTTP_AUTHORIZATION': f'Bearer {petstore_stub.DEMO_API_KEY}',
+                   'REMOTE_ADDR': '127.0.0.1', 'wsgi.url_scheme': 'http',
+                   'wsgi.errors': sys.stderr}
+        started = time.perf_counter()
+        for _ in range(calls):
+            for _chunk in app({**environ, 'wsgi.input': io.BytesIO()}, start_response):
+                pass
+        return (time.perf_counter() - started) / calls * 1e6
+
+    apps = {}
+    for name, make in (('create_app', petstore_stub.create_app),
+                       ('create_stub', lambda store: petstore_stub.create_stub(
+                           store, admin=True, allowed_hosts=()))):
+        store = petstore_stub.StubStore()
+        store.add_many([{'name': f'pet{i}', 'categoryId': 1, 'status': STATUSES[i % 3]}
+                        for i in range(1000)])
+        apps[name] = make(store)
+    calls = 300 if settings.quick else 3000
+    print('\nin process, a WSGI call      create_app   create_stub   the layers add')
+    for operation, path, query in (('getPet', '/v1/pets/1', ''),
+                                   ('listPets', '/v1/pets', 'limit=20&status=available')):
+        times: dict[str, list[float]] = {name: [] for name in apps}
+        for _ in range(3 if settings.quick else 9):  # rounds alternate the two apps
+            for name, app in apps.items():
+                times[name].append(per_call(app, path, query, calls))
+        plain, stub = (statistics.median(times[name]) for name in apps)
+        print(f'{operation:<28} {plain:8.1f} us  {stub:9.1f} us  {stub - plain:10.1f} us')
+
+
 def crowd(folder: Path) -> None:
     """How long a new client waits while idle and slowloris connections hold the server."""
     import resource
@@ -437,7 +482,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--quick', action='store_true', help='a smoke test, in a few seconds')
     parser.add_argument('--crowd', action='store_true',
                         help="a new client's wait beside idle and slow connections")
+    parser.add_argument('--layers', action='store_true',
+                        help='what the fixture server adds to a request, in process')
     settings = parser.parse_args(argv)
+    if settings.layers:
+        layers_cost(settings)
+        return 0
     load = choose_load()
     settings.seconds = 1 if settings.quick else 3
     settings.rounds = 1 if settings.quick else 3
@@ -458,6 +508,7 @@ def main(argv: list[str] | None = None) -> int:
         startup_and_memory(settings, folder)
         scale(settings, folder, load)
         fixture_cost(settings)
+        layers_cost(settings)
     return 0
 
 
