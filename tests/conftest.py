@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -99,6 +100,30 @@ def call(connection, method: str, path: str, body=None) -> tuple[int, object]:
     connection.request(method, path, payload, JSON_HEADERS)
     response = connection.getresponse()
     return response.status, json.loads(response.read())
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f'/proc/{pid}/status').read_text().splitlines():
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1]) / 1024
+    raise AssertionError('no VmRSS')
+
+
+def raw_post(port: int, body: bytes, key: bool = True) -> int:
+    """POST /v1/pets over a fresh connection; the status."""
+    with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
+        connection.sendall(
+            b'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
+            + (b'Authorization: Bearer petstore-demo-key\r\n' if key else b'')
+            + b'Connection: close\r\nContent-Length: %d\r\n\r\n' % len(body) + body)
+        data = b''
+        while chunk := connection.recv(65536):
+            data += chunk
+    return int(data.split(b' ', 2)[1])
+
+
+def port_of(url: str) -> int:
+    return urlsplit(url).port
 
 
 @pytest.fixture(autouse=True)

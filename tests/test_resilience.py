@@ -13,39 +13,14 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
 import petstore_stub as stub
-from conftest import AUTH, MODULE, StubProcess, connect, wait_until
+from conftest import AUTH, MODULE, StubProcess, connect, port_of, raw_post, rss_mb, wait_until
 from test_edges import exchange
 
 JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f'/proc/{pid}/status').read_text().splitlines():
-        if line.startswith('VmRSS:'):
-            return int(line.split()[1]) / 1024
-    raise AssertionError('no VmRSS')
-
-
-def raw_post(port: int, body: bytes, key: bool = True) -> int:
-    """POST /v1/pets over a fresh connection; the status."""
-    with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
-        connection.sendall(
-            b'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
-            + (b'Authorization: Bearer petstore-demo-key\r\n' if key else b'')
-            + b'Connection: close\r\nContent-Length: %d\r\n\r\n' % len(body) + body)
-        data = b''
-        while chunk := connection.recv(65536):
-            data += chunk
-    return int(data.split(b' ', 2)[1])
-
-
-def port_of(url: str) -> int:
-    return urlsplit(url).port
 
 
 # -- memory -------------------------------------------------------------------------
@@ -64,63 +39,6 @@ def test_deeply_nested_bodies_are_400s_that_hold_no_memory():
     # Before, each such request held 2.9 MB for good: 200 of them, 580 MB.
     assert grown < 20, f'RSS grew {grown:.1f} MB over 200 deeply nested bodies'
     assert 'Traceback' not in server.process_stderr
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not Path('/proc/self/status').exists(), reason='reads RSS from /proc')
-def test_the_journal_keeps_a_slice_of_each_body_whatever_its_size():
-    server = StubProcess('--db', ':memory:', '--quiet', '--admin')
-    port = port_of(server.url)
-    mebibyte = b'x' * (1 << 20)
-    assert {raw_post(port, mebibyte, key=False) for _ in range(20)} == {401}
-    warmed = rss_mb(server.process.pid)
-    assert {raw_post(port, mebibyte, key=False) for _ in range(200)} == {401}
-    grown = rss_mb(server.process.pid) - warmed
-    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
-    connection.request('GET', '/__admin/requests', headers=AUTH)
-    journal = json.loads(connection.getresponse().read())
-    connection.close()
-    server.stop(signal.SIGTERM)
-    # Before, 120 such requests took RSS from 27 to 543 MB.
-    assert grown < 20, f'RSS grew {grown:.1f} MB over 200 bodies of 1 MiB'
-    assert len(journal) == 220
-    assert all(entry['truncated'] for entry in journal)
-    assert {len(entry['body']) for entry in journal} == {stub.JOURNAL_BODY_BYTES}
-
-
-def test_a_journal_entry_is_bounded_in_every_field():
-    app = stub.create_stub()
-    import webtest
-    client = webtest.TestApp(app)
-    headers = {f'X-H{n}': 'v' * 1000 for n in range(20)}
-    client.post(f'/v1/{"p" * 5000}?{"q" * 5000}', b'x' * 100_000, headers=headers, status=401)
-    (entry,) = app.requests
-    assert entry['truncated'] is True
-    assert len(entry['path']) == len(entry['query']) == stub.JOURNAL_TEXT_CHARS
-    assert len(entry['body']) == stub.JOURNAL_BODY_BYTES
-    assert sum(len(name) + len(value) for name, value in entry['headers'].items()) \
-        <= stub.JOURNAL_HEADER_CHARS
-    assert len(json.dumps(entry)) < 12_000
-
-
-def test_a_small_body_is_kept_whole_and_not_marked_truncated():
-    import webtest
-    app = stub.create_stub()
-    webtest.TestApp(app).post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}, headers=AUTH)
-    (entry,) = app.requests
-    assert (entry['body'], entry['truncated']) == ({'name': 'Rex', 'categoryId': 1}, False)
-
-
-def test_failures_kept_for_check_are_bounded_and_hold_no_frames(monkeypatch):
-    import webtest
-    app = stub.create_stub()
-    monkeypatch.setattr(app.store, 'list_json', lambda *args, **options: 1 / 0)
-    client = webtest.TestApp(app)
-    for _ in range(150):
-        client.get('/v1/pets', headers=AUTH, status=500, expect_errors=True)
-    assert len(app.errors) == 100
-    assert all(error.__traceback__ is None for error, _ in app.errors)
-    assert 'ZeroDivisionError' in app.errors[0][1]
 
 
 # -- the access log never costs a request ---------------------------------------------
