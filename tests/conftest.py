@@ -17,6 +17,8 @@ import petstore_stub as stub
 
 KEY = stub.DEMO_API_KEY
 AUTH = {'Authorization': f'Bearer {KEY}'}
+PREFLIGHT = {'Origin': 'https://demo.example', 'Access-Control-Request-Method': 'POST',
+             'Access-Control-Request-Headers': 'authorization, content-type'}
 
 
 #: Tests in the slow tier whose files cannot carry the mark: the README shows them word for word.
@@ -79,6 +81,7 @@ def fetched(store: stub.PetStore, pet_id: int) -> dict | None:
 # -- the stub on real sockets --------------------------------------------------------
 
 MODULE = Path(stub.__file__)
+JSON = 'application/json'
 JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
 
 
@@ -124,6 +127,24 @@ def raw_post(port: int, body: bytes, key: bool = True) -> int:
 
 def port_of(url: str) -> int:
     return urlsplit(url).port
+
+
+def send(port: int, method: str, path: str, host: str | None = None, body=None,
+         headers=None) -> tuple[int, dict[str, str], bytes]:
+    """One request over a fresh connection, with ``host`` as its Host header; the status,
+    the headers (names in lower case) and the body."""
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    sent = {**AUTH, **(headers or {})}
+    if host is not None:
+        sent['Host'] = host.format(port=port)
+    if body is not None:
+        sent['Content-Type'] = JSON
+    try:
+        connection.request(method, path, None if body is None else json.dumps(body), sent)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
 
 
 @pytest.fixture(autouse=True)

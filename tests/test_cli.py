@@ -1,16 +1,25 @@
-"""The command line through ``main([...])``; serving is replaced by one in-process request."""
+"""The command line: flags, banner, ready file, exit statuses, signals, a closed or stalled stdout;
+through ``main([...])``, serving replaced by one in-process request, or as a process where needed."""
 
+import contextlib
 import gc
+import http.client
+import importlib.metadata
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import listed
+from conftest import (AUTH, MODULE, PREFLIGHT, StubProcess, call_once, listed, make_client,
+                      port_of, raw_post, send, wait_until)
 from petstore_stub import main
 
 SERVED = []
@@ -203,6 +212,44 @@ def test_behind_a_proxy_any_host_is_answered():
     assert SERVED[0].app.allowed_hosts is None
 
 
+@pytest.mark.parametrize('host, trust_proxy, checked', [
+    pytest.param('127.0.0.1', False, True, id='127.0.0.1'),
+    pytest.param('127.0.0.2', False, True, id='another address of 127/8'),
+    pytest.param('localhost', False, True, id='localhost'),
+    pytest.param('::1', False, True, id='::1'),
+    pytest.param('127.0.0.1', True, False, id='loopback behind a proxy'),
+    pytest.param('0.0.0.0', False, False, id='every interface'),
+    pytest.param('::', False, False, id='every IPv6 interface'),
+    pytest.param('192.168.1.5', False, False, id='a LAN address'),
+])
+def test_the_host_check_is_on_only_on_loopback_without_a_proxy(monkeypatch, host, trust_proxy,
+                                                               checked):
+    apps = []
+    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)  # not all are ours
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
+    proxy = ['--trust-proxy'] if trust_proxy else []
+    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:', *proxy]) == 0
+    assert (apps[0].allowed_hosts is not None) is checked
+
+
+def test_the_cli_admin_flag_enables_the_endpoints(monkeypatch, capsys):
+    apps = []
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
+    stub.main(['--admin', '--port', '0', '--db', ':memory:'])
+    stub.main(['--port', '0', '--db', ':memory:'])
+    with_admin, without = (make_client(app) for app in apps)
+    with_admin.post('/__admin/reset', status=204)
+    without.post('/__admin/reset', status=404)
+
+
+def test_the_cors_flag_lets_any_origin_read_the_api(monkeypatch):
+    apps = []
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
+    stub.main(['--cors', '--port', '0', '--db', ':memory:', '--quiet'])
+    response = webtest.TestApp(apps[0]).options('/v1/pets', headers=PREFLIGHT, status=204)
+    assert response.headers['Access-Control-Allow-Origin'] == '*'
+
+
 @pytest.mark.parametrize('argv, message', [
     pytest.param(['--allow-host', 'pets.local:8080'], 'without a port', id='a port'),
     pytest.param(['--allow-host', ''], 'an allowed host is a host name', id='empty'),
@@ -301,6 +348,13 @@ def test_the_banner_shows_a_chaos_rate_as_0_or_100_percent_only_when_it_is(
     monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
     assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7']) == 0
     assert f'chaos: a fault for {shown} of API requests, from seed 7' in capsys.readouterr().out
+
+
+def test_the_banner_names_the_chaos_seed(monkeypatch, capsys):
+    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
+    assert stub.main(['--port', '0', '--db', ':memory:', '--chaos', '0.25', '--seed', '42']) == 0
+    assert ('chaos: a fault for 25% of API requests, from seed 42 (--seed 42 repeats them)'
+            in capsys.readouterr().out)
 
 
 def test_delay_holds_every_api_request_and_the_banner_says_so(capsys, monkeypatch):
@@ -431,3 +485,195 @@ def test_a_line_at_shutdown_says_what_was_kept(capsys):
     assert main(['--port', '0', '--fixtures']) == 0
     assert capsys.readouterr().out.splitlines()[-1] == \
         'petstore-stub stopped: 13 pets in petstore.json'
+
+
+# -- as a process: signals, refusals, the version, the Host check ----------------------
+
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
+    server = StubProcess('--db', str(tmp_path / 'pets.json'))
+    assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+    assert server.stop(signum) == 0
+    assert os.listdir(tmp_path) == ['pets.json']  # its log folded in and removed
+
+
+@pytest.mark.slow  # a 300,000-pet file, written anew at the stop
+def test_a_second_sigterm_while_the_stub_folds_its_log_is_ignored(tmp_path):
+    db = tmp_path / 'pets.json'
+    db.write_text(json.dumps({'pets': {str(n): {'name': f'p{n}', 'categoryId': 1}
+                                       for n in range(1, 300_001)}}))
+    server = StubProcess('--db', str(db), '--quiet')
+    assert call_once(server.url, 'POST', '/v1/pets', {'name': 'Rex', 'categoryId': 1})[0] == 201
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.stdout.readline().startswith('petstore-stub stopped: 300001 pets')
+    server.process.send_signal(signal.SIGTERM)  # while it folds the log into the file
+    assert server.process.wait(timeout=60) == 0
+    assert server.process.stderr.read() == ''
+    assert os.listdir(tmp_path) == ['pets.json']
+    with stub.StubStore(db) as restarted:
+        assert len(restarted) == 300_001
+
+
+@pytest.mark.slow  # a process; the corrupt-database test above is the fast one
+def test_a_corrupt_file_stops_the_stub_before_it_listens(tmp_path):
+    db = tmp_path / 'pets.json'
+    db.write_bytes(b'{"pets": {"1": {"name": "Rex", "categ')
+    result = subprocess.run([sys.executable, str(MODULE), '--db', str(db), '--port', '0'],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert str(db) in result.stderr
+    assert 'not a readable JSON file' in result.stderr
+    assert result.stdout == ''
+    assert db.read_bytes() == b'{"pets": {"1": {"name": "Rex", "categ'
+
+
+@pytest.mark.slow  # a process; the fixtures-once test above is the fast one
+def test_the_default_database_is_petstore_json_in_the_working_directory(tmp_path):
+    server = StubProcess('--fixtures', '--quiet', cwd=tmp_path)
+    status, pets = call_once(server.url, 'GET', '/v1/pets?limit=100')
+    server.stop(signal.SIGTERM)
+    assert status == 200 and len(pets) == 13
+    assert len(json.loads((tmp_path / 'petstore.json').read_text())['pets']) == 13
+    assert os.listdir(tmp_path) == ['petstore.json']
+
+
+@pytest.mark.parametrize('command', [
+    pytest.param([sys.executable, '-m', 'petstore_stub'], id='python -m petstore_stub'),
+    pytest.param([sys.executable, str(MODULE)], id='python petstore_stub.py'),
+    pytest.param([str(Path(sys.executable).with_name('petstore-stub'))], id='petstore-stub'),
+])
+def test_every_way_to_run_it_shows_the_version(command):
+    # python -m finds the module in the working directory: this tree's, not the one the fixture
+    # above moves each test to.
+    result = subprocess.run([*command, '--version'], capture_output=True, text=True, timeout=30,
+                            cwd=MODULE.parent)
+    assert result.stdout == f'petstore-stub {stub.__version__}\n'
+
+
+def test_the_package_takes_its_version_from_the_module():
+    assert importlib.metadata.version('petstore-stub') == stub.__version__
+    assert 'dynamic = ["version"]' in (MODULE.parent / 'pyproject.toml').read_text()
+
+
+@pytest.mark.slow  # a stub process
+@pytest.mark.parametrize('flags, host, status', [
+    pytest.param([], 'evil.example:{port}', 421, id='a foreign name'),
+    pytest.param(['--admin', '--cors'], 'evil.example:{port}', 421,
+                 id='a foreign name, with --admin and --cors'),
+    pytest.param([], 'localhost:{port}', 200, id='localhost'),
+    pytest.param(['--allow-host', 'pets.local'], 'pets.local:{port}', 200, id='--allow-host'),
+    pytest.param(['--trust-proxy'], 'evil.example:{port}', 200,
+                 id='behind a proxy, any name'),
+])
+def test_the_command_line_checks_the_host_on_loopback(flags, host, status):
+    process = StubProcess('--db', ':memory:', '--fixtures', '--quiet', *flags)
+    port = int(process.url.split(':')[2].split('/')[0])
+    created = send(port, 'POST', '/v1/pets', host, {'name': 'Evil', 'categoryId': 1})[0]
+    assert created == (201 if status == 200 else 421)
+    if '--admin' in flags:
+        assert send(port, 'POST', '/__admin/reset', host)[0] == 421
+    pets = json.loads(send(port, 'GET', '/v1/pets?limit=100')[2])
+    assert len(pets) == (14 if status == 200 else 13)  # the demo animals are all still there
+    assert process.stop(signal.SIGTERM) == 0
+
+
+@pytest.mark.slow  # three stub processes
+def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
+    def run(*flags):
+        return subprocess.run([sys.executable, str(MODULE), '--port', '0', '--db', ':memory:',
+                               *flags],
+                              capture_output=True, text=True, timeout=30)
+    assert 'a rate is a number from 0 to 1' in run('--chaos', '2').stderr
+    assert '--seed goes with a --chaos rate above 0' in run('--seed', '3').stderr
+    assert '--seed goes with a --chaos rate above 0' in run('--chaos', '0', '--seed', '3').stderr
+
+
+# -- a closed or stalled stdout or stderr never costs a request ---------------------------
+
+def test_a_closed_stdout_costs_no_request_and_is_reported_once():
+    """``petstore-stub | head -n 3``: head exits, and every create still gets its 201, once."""
+    server = StubProcess('--db', ':memory:')
+    server.process.stdout.close()  # as head does once it has its lines
+    port = port_of(server.url)
+    statuses = [raw_post(port, b'{"name": "Rex", "categoryId": 1}') for _ in range(5)]
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    connection.request('GET', '/v1/pets', headers=AUTH)
+    pets = json.loads(connection.getresponse().read())
+    connection.close()
+    assert server.stop(signal.SIGTERM, stdout_closed=True) == 0
+    assert statuses == [201] * 5
+    assert [pet['id'] for pet in pets] == [1, 2, 3, 4, 5]
+    assert server.process_stderr.count('the access log cannot be written') == 1
+    assert 'Traceback' not in server.process_stderr
+
+
+@pytest.mark.slow
+def test_a_quiet_stub_whose_stdout_closed_names_stdout_not_an_access_log():
+    """A quiet stub has no access log; its last line, on a stop, is what cannot be written."""
+    server = StubProcess('--db', ':memory:', '--quiet')
+    server.process.stdout.close()
+    assert server.stop(signal.SIGTERM, stdout_closed=True) == 0
+    assert server.process_stderr.count('stdout cannot be written') == 1
+    assert 'access log' not in server.process_stderr
+
+
+@pytest.mark.slow
+def test_a_stdout_nobody_reads_costs_no_request_and_lets_the_stub_stop():
+    """Before, the server stalled after about 2,100 requests once the pipe was full."""
+    server = StubProcess('--db', ':memory:')  # its stdout is a pipe this test never reads again
+    connection = http.client.HTTPConnection('127.0.0.1', port_of(server.url), timeout=10)
+    for _ in range(4000):
+        connection.request('GET', '/v1/pets?limit=1', headers=AUTH)
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200
+    connection.close()
+    assert server.stop(signal.SIGTERM) == 0
+    assert server.process_stderr.count('nobody is reading the access log') == 1
+
+
+@pytest.mark.slow
+def test_a_stub_started_with_stdout_closed_says_so_on_stderr_and_serves():
+    """``petstore-stub >&-``: nowhere to print the banner, so stderr says where it went."""
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, str(MODULE), '--db', ':memory:', '--port',
+                                str(port)], preexec_fn=lambda: os.close(1),
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: is_listening(port) or process.poll() is not None)
+        assert raw_post(port, b'{"name": "Rex", "categoryId": 1}') == 201
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        process.kill()
+        stderr = process.stderr.read()
+        process.stderr.close()
+    assert stderr == 'petstore-stub: stdout is closed; the banner and the access log go nowhere\n'
+
+
+def is_listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(('127.0.0.1', port), timeout=1):
+        return True
+    return False
+
+
+@pytest.mark.slow
+def test_a_stderr_nobody_reads_costs_no_request_and_lets_the_stub_stop(tmp_path):
+    """Before, each traceback written to a full stderr pipe held a worker thread, until all
+    16 were held and the stub answered nothing, nor stopped."""
+    script = tmp_path / 'failing_stub.py'
+    script.write_text(f'import sys\nsys.path.insert(0, {str(MODULE.parent)!r})\n'
+                      'import petstore_stub as stub\n'
+                      'stub.PetStore.list_json = lambda *args: 1 / 0  # each list is a 500\n'
+                      'raise SystemExit(stub.main())\n')
+    server = StubProcess('--db', ':memory:', '--quiet', script=script)  # stderr: never read
+    connection = http.client.HTTPConnection('127.0.0.1', port_of(server.url), timeout=10)
+    for _ in range(300):  # about 1.5 KB of traceback each: far more than a pipe holds
+        connection.request('GET', '/v1/pets', headers=AUTH)
+        response = connection.getresponse()
+        assert (response.status, json.loads(response.read())['code']) == (500, 'internal_error')
+    connection.close()
+    assert server.stop(signal.SIGTERM) == 0
+    assert 'ZeroDivisionError' in server.process_stderr

@@ -472,16 +472,6 @@ def test_admin_faults_with_a_status_field_is_a_400_naming_it(admin_client, body)
     admin_client.get('/v1/pets', status=200)
 
 
-def test_the_cli_admin_flag_enables_the_endpoints(monkeypatch, capsys):
-    apps = []
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
-    stub.main(['--admin', '--port', '0', '--db', ':memory:'])
-    stub.main(['--port', '0', '--db', ':memory:'])
-    with_admin, without = (make_client(app) for app in apps)
-    with_admin.post('/__admin/reset', status=204)
-    without.post('/__admin/reset', status=404)
-
-
 @pytest.mark.slow  # its clients wait half a second before giving up
 def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
     lines = []

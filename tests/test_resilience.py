@@ -3,21 +3,17 @@ sockets, a proxy's headers. Most run the stub as its own process, as a user woul
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
-import os
 import resource
 import signal
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import petstore_stub as stub
-from conftest import AUTH, MODULE, StubProcess, connect, port_of, raw_post, rss_mb, wait_until
+from conftest import AUTH, StubProcess, connect, port_of, raw_post, rss_mb
 from test_edges import exchange
 
 JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
@@ -42,94 +38,6 @@ def test_deeply_nested_bodies_are_400s_that_hold_no_memory():
 
 
 # -- the access log never costs a request ---------------------------------------------
-
-def test_a_closed_stdout_costs_no_request_and_is_reported_once():
-    """``petstore-stub | head -n 3``: head exits, and every create still gets its 201, once."""
-    server = StubProcess('--db', ':memory:')
-    server.process.stdout.close()  # as head does once it has its lines
-    port = port_of(server.url)
-    statuses = [raw_post(port, b'{"name": "Rex", "categoryId": 1}') for _ in range(5)]
-    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
-    connection.request('GET', '/v1/pets', headers=AUTH)
-    pets = json.loads(connection.getresponse().read())
-    connection.close()
-    assert server.stop(signal.SIGTERM, stdout_closed=True) == 0
-    assert statuses == [201] * 5
-    assert [pet['id'] for pet in pets] == [1, 2, 3, 4, 5]
-    assert server.process_stderr.count('the access log cannot be written') == 1
-    assert 'Traceback' not in server.process_stderr
-
-
-@pytest.mark.slow
-def test_a_quiet_stub_whose_stdout_closed_names_stdout_not_an_access_log():
-    """A quiet stub has no access log; its last line, on a stop, is what cannot be written."""
-    server = StubProcess('--db', ':memory:', '--quiet')
-    server.process.stdout.close()
-    assert server.stop(signal.SIGTERM, stdout_closed=True) == 0
-    assert server.process_stderr.count('stdout cannot be written') == 1
-    assert 'access log' not in server.process_stderr
-
-
-@pytest.mark.slow
-def test_a_stdout_nobody_reads_costs_no_request_and_lets_the_stub_stop():
-    """Before, the server stalled after about 2,100 requests once the pipe was full."""
-    server = StubProcess('--db', ':memory:')  # its stdout is a pipe this test never reads again
-    connection = http.client.HTTPConnection('127.0.0.1', port_of(server.url), timeout=10)
-    for _ in range(4000):
-        connection.request('GET', '/v1/pets?limit=1', headers=AUTH)
-        response = connection.getresponse()
-        response.read()
-        assert response.status == 200
-    connection.close()
-    assert server.stop(signal.SIGTERM) == 0
-    assert server.process_stderr.count('nobody is reading the access log') == 1
-
-
-@pytest.mark.slow
-def test_a_stub_started_with_stdout_closed_says_so_on_stderr_and_serves():
-    """``petstore-stub >&-``: nowhere to print the banner, so stderr says where it went."""
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, str(MODULE), '--db', ':memory:', '--port',
-                                str(port)], preexec_fn=lambda: os.close(1),
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        wait_until(lambda: is_listening(port) or process.poll() is not None)
-        assert raw_post(port, b'{"name": "Rex", "categoryId": 1}') == 201
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
-    finally:
-        process.kill()
-        stderr = process.stderr.read()
-        process.stderr.close()
-    assert stderr == 'petstore-stub: stdout is closed; the banner and the access log go nowhere\n'
-
-
-def is_listening(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(('127.0.0.1', port), timeout=1):
-        return True
-    return False
-
-
-@pytest.mark.slow
-def test_a_stderr_nobody_reads_costs_no_request_and_lets_the_stub_stop(tmp_path):
-    """Before, each traceback written to a full stderr pipe held a worker thread, until all
-    16 were held and the stub answered nothing, nor stopped."""
-    script = tmp_path / 'failing_stub.py'
-    script.write_text(f'import sys\nsys.path.insert(0, {str(MODULE.parent)!r})\n'
-                      'import petstore_stub as stub\n'
-                      'stub.PetStore.list_json = lambda *args: 1 / 0  # each list is a 500\n'
-                      'raise SystemExit(stub.main())\n')
-    server = StubProcess('--db', ':memory:', '--quiet', script=script)  # stderr: never read
-    connection = http.client.HTTPConnection('127.0.0.1', port_of(server.url), timeout=10)
-    for _ in range(300):  # about 1.5 KB of traceback each: far more than a pipe holds
-        connection.request('GET', '/v1/pets', headers=AUTH)
-        response = connection.getresponse()
-        assert (response.status, json.loads(response.read())['code']) == (500, 'internal_error')
-    connection.close()
-    assert server.stop(signal.SIGTERM) == 0
-    assert 'ZeroDivisionError' in server.process_stderr
 
 
 # -- crowded sockets -------------------------------------------------------------------

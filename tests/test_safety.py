@@ -13,16 +13,14 @@ import hashlib
 import http.client
 import json
 import re
-import signal
 import socket
 
 import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import AUTH, KEY, StubProcess
+from conftest import AUTH, JSON, KEY, send
 
-JSON = 'application/json'
 FOREIGN_ORIGIN = 'https://evil.example'
 
 #: Host headers a rebinding page sends: its own name, whatever the address behind it.
@@ -58,24 +56,6 @@ TARGETS = [
     pytest.param('OPTIONS', '/__admin/reset', None, {'Access-Control-Request-Method': 'POST'},
                  id='a preflight to the admin endpoints'),
 ]
-
-
-def send(port: int, method: str, path: str, host: str | None = None, body=None,
-         headers=None) -> tuple[int, dict[str, str], bytes]:
-    """One request over a fresh connection, with ``host`` as its Host header; the status,
-    the headers (names in lower case) and the body."""
-    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
-    sent = {**AUTH, **(headers or {})}
-    if host is not None:
-        sent['Host'] = host.format(port=port)
-    if body is not None:
-        sent['Content-Type'] = JSON
-    try:
-        connection.request(method, path, None if body is None else json.dumps(body), sent)
-        response = connection.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-    finally:
-        connection.close()
 
 
 def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str]]:
@@ -211,28 +191,6 @@ def test_a_refusal_is_in_the_access_log():
     assert ' GET /v1/pets 421 ' in lines[0]
 
 
-@pytest.mark.slow  # a stub process
-@pytest.mark.parametrize('flags, host, status', [
-    pytest.param([], 'evil.example:{port}', 421, id='a foreign name'),
-    pytest.param(['--admin', '--cors'], 'evil.example:{port}', 421,
-                 id='a foreign name, with --admin and --cors'),
-    pytest.param([], 'localhost:{port}', 200, id='localhost'),
-    pytest.param(['--allow-host', 'pets.local'], 'pets.local:{port}', 200, id='--allow-host'),
-    pytest.param(['--trust-proxy'], 'evil.example:{port}', 200,
-                 id='behind a proxy, any name'),
-])
-def test_the_command_line_checks_the_host_on_loopback(flags, host, status):
-    process = StubProcess('--db', ':memory:', '--fixtures', '--quiet', *flags)
-    port = int(process.url.split(':')[2].split('/')[0])
-    created = send(port, 'POST', '/v1/pets', host, {'name': 'Evil', 'categoryId': 1})[0]
-    assert created == (201 if status == 200 else 421)
-    if '--admin' in flags:
-        assert send(port, 'POST', '/__admin/reset', host)[0] == 421
-    pets = json.loads(send(port, 'GET', '/v1/pets?limit=100')[2])
-    assert len(pets) == (14 if status == 200 else 13)  # the demo animals are all still there
-    assert process.stop(signal.SIGTERM) == 0
-
-
 # -- the Host check, in-process and as settings --------------------------------------
 
 def test_an_in_process_app_answers_any_host_unless_told():
@@ -251,26 +209,6 @@ def test_webtest_sends_localhost_so_an_in_process_app_with_the_check_is_answered
 
 def test_the_petstore_app_fixture_is_answered(petstore_app):
     assert petstore_app.get('/v1/pets').status_int == 200
-
-
-@pytest.mark.parametrize('host, trust_proxy, checked', [
-    pytest.param('127.0.0.1', False, True, id='127.0.0.1'),
-    pytest.param('127.0.0.2', False, True, id='another address of 127/8'),
-    pytest.param('localhost', False, True, id='localhost'),
-    pytest.param('::1', False, True, id='::1'),
-    pytest.param('127.0.0.1', True, False, id='loopback behind a proxy'),
-    pytest.param('0.0.0.0', False, False, id='every interface'),
-    pytest.param('::', False, False, id='every IPv6 interface'),
-    pytest.param('192.168.1.5', False, False, id='a LAN address'),
-])
-def test_the_host_check_is_on_only_on_loopback_without_a_proxy(monkeypatch, host, trust_proxy,
-                                                               checked):
-    apps = []
-    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)  # not all are ours
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
-    proxy = ['--trust-proxy'] if trust_proxy else []
-    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:', *proxy]) == 0
-    assert (apps[0].allowed_hosts is not None) is checked
 
 
 @pytest.mark.parametrize('text, name', [
