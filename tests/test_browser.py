@@ -1,6 +1,5 @@
-"""What a browser demo and a hosted demo meet: CORS, the index at /, a proxy in front."""
+"""What a browser demo meets: the index at / and the page."""
 
-import http.client
 import json
 import re
 
@@ -8,83 +7,7 @@ import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import AUTH, PREFLIGHT, make_client
-
-
-def request(server: stub.StubServer, method: str, path: str, headers: dict, body=None):
-    connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
-    try:
-        connection.request(method, path, body, headers)
-        response = connection.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
-    finally:
-        connection.close()
-
-
-# -- CORS ------------------------------------------------------------------------
-
-def test_a_preflight_needs_no_key_and_allows_authorization():
-    with stub.serve(cors=True) as server:
-        status, headers, body = request(server, 'OPTIONS', '/v1/pets', PREFLIGHT)
-    assert (status, body) == (204, b'')
-    assert headers['Access-Control-Allow-Origin'] == '*'
-    assert {'GET', 'POST'} <= set(headers['Access-Control-Allow-Methods'].replace(' ', '').split(','))
-    assert 'authorization' in headers['Access-Control-Allow-Headers'].lower()
-    assert 'content-type' in headers['Access-Control-Allow-Headers'].lower()
-
-
-def test_a_cross_origin_create_can_read_its_location():
-    with stub.serve(cors=True) as server:
-        status, headers, body = request(
-            server, 'POST', '/v1/pets', {**AUTH, 'Origin': 'https://demo.example',
-                                         'Content-Type': 'application/json'},
-            json.dumps({'name': 'Rex', 'categoryId': 1}))
-    assert status == 201
-    assert headers['Access-Control-Allow-Origin'] == '*'
-    assert 'Location' in headers['Access-Control-Expose-Headers']
-
-
-@pytest.mark.parametrize('headers, status', [
-    pytest.param({}, 401, id='no key'),
-    pytest.param(AUTH, 404, id='no such path'),
-])
-def test_errors_carry_cors_headers_so_a_browser_can_read_them(headers, status):
-    with stub.serve(cors=True) as server:
-        got, response_headers, body = request(server, 'GET', '/v1/nothing' if headers else '/v1/pets',
-                                               {**headers, 'Origin': 'https://demo.example'})
-    assert got == status
-    assert response_headers['Access-Control-Allow-Origin'] == '*'
-    assert json.loads(body)['status'] == status
-
-
-def test_cors_is_off_by_default():
-    with stub.serve() as server:
-        _, headers, _ = request(server, 'GET', '/v1/pets', {**AUTH, 'Origin': 'https://x.example'})
-    assert 'Access-Control-Allow-Origin' not in headers
-
-
-@pytest.mark.parametrize('path, status, code', [
-    pytest.param('/v1/pets', 403, 'cors_not_enabled', id='the API'),
-    pytest.param('/v1/nothing', 403, 'cors_not_enabled', id='no such path'),
-    pytest.param('/__admin/reset', 401, 'unauthorized', id='an admin endpoint'),
-])
-def test_without_cors_a_preflight_is_told_of_the_flag_but_not_on_admin_paths(path, status, code):
-    with stub.serve() as server:
-        got, headers, body = request(server, 'OPTIONS', path, PREFLIGHT)
-    error = json.loads(body)
-    assert (got, error['code']) == (status, code)
-    assert ('--cors' in error['message']) == (status == 403)
-    assert 'Access-Control-Allow-Origin' not in headers
-
-
-def test_the_access_log_hints_at_cors_the_first_time_only():
-    lines = []
-    client = webtest.TestApp(stub.create_stub(access_log=lines.append))
-    for _ in range(2):
-        client.options('/v1/pets', headers=PREFLIGHT, status=403)
-    hints = [line for line in lines if 'OPTIONS' not in line]
-    assert hints == ['petstore-stub: a page on https://demo.example asked to call the API; '
-                     'restart the stub with --cors to let it']
+from conftest import make_client
 
 
 # -- the index ---------------------------------------------------------------------
@@ -110,34 +33,6 @@ def test_the_index_follows_staging():
     index = make_client(stub.create_stub(base_path='/staging/v1')).get('/').json
     assert index['openapi'] == '/staging/v1/openapi.json'
     assert index['operations']['createPet'] == 'POST /staging/v1/pets'
-
-
-# -- behind a proxy ----------------------------------------------------------------
-
-FORWARDED = {'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pets.example.com',
-             'X-Forwarded-Port': '443'}
-
-
-def served_base_url(trust_proxy: bool) -> str:
-    with stub.StubServer(stub.create_stub(trust_proxy=trust_proxy)) as server:
-        _, _, body = request(server, 'GET', '/', FORWARDED)
-    return json.loads(body)['base_url']
-
-
-def test_forwarded_headers_are_ignored_by_default():
-    assert served_base_url(trust_proxy=False).startswith('http://127.0.0.1:')
-
-
-def test_trust_proxy_takes_the_public_scheme_and_host():
-    assert served_base_url(trust_proxy=True) == 'https://pets.example.com/v1'
-
-
-def test_location_is_a_path_so_it_stays_right_behind_any_proxy():
-    with stub.serve() as server:
-        status, headers, _ = request(server, 'POST', '/v1/pets',
-                                     {**AUTH, **FORWARDED, 'Content-Type': 'application/json'},
-                                     json.dumps({'name': 'Rex', 'categoryId': 1}))
-    assert (status, headers['Location']) == (201, '/v1/pets/1')
 
 
 # -- the page at / -------------------------------------------------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import json
-import re
 import signal
 import threading
 from urllib.parse import urlsplit
@@ -69,16 +68,6 @@ def test_a_slow_response_in_flight_when_the_stub_stops_is_finished_not_cut(signu
     connection.close()
     assert len(body) == int(response.getheader('Content-Length'))
     assert len(json.loads(body)) == 13
-
-
-def test_the_access_log_prints_a_line_per_request():
-    # The command line sends these lines to stdout (test_cli); here, one from a real socket.
-    lines = []
-    with stub.StubServer(stub.create_stub(access_log=lines.append)) as server:
-        call_once(server.url, 'GET', '/v1/pets?limit=3')
-    (line,) = lines
-    assert re.fullmatch(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d 127\.0\.0\.1 GET /v1/pets\?limit=3 200 \d+\.\dms',
-                        line)
 
 
 def test_the_servers_quiet_filters_leave_the_waitress_loggers_as_they_were():
