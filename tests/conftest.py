@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -195,3 +195,47 @@ class StubProcess:
         self.process.wait(timeout=10)
         self.process.stdout.close()
         self.process.stderr.close()
+
+
+# -- main() without serving ------------------------------------------------------------
+
+#: What the servers below recorded while they would have served, in order.
+SERVED: list = []
+
+
+class NotServing(stub.StubServer):
+    """For ``main([...], server_class=NotServing)``: it binds, so ``--port 0`` learns a real
+    port, then records itself in SERVED instead of serving, and returns as if stopped at once."""
+
+    def serve_forever(self) -> None:
+        SERVED.append(self.recorded())
+
+    def recorded(self) -> object:
+        return self
+
+
+class ServingOnce(NotServing):
+    """A NotServing that also makes one authorised request to the app, in process."""
+
+    def serve_forever(self) -> None:
+        super().serve_forever()
+        key = self.app.api_keys[0]
+        webtest.TestApp(self.app).get(f'{self.app.base_path}/pets?limit=100',
+                                      headers={'Authorization': f'Bearer {key}'})
+
+
+class NotBound(NotServing):
+    """A NotServing that does not bind either: for port 8080, which may be taken here, or a
+    --host that is not this machine's."""
+
+    def bind(self) -> None:
+        pass
+
+
+class NotBoundServingOnce(NotBound, ServingOnce):
+    """A ServingOnce that does not bind."""
+
+
+def recording(what: Callable[[stub.StubServer], object]) -> type[NotServing]:
+    """A NotServing that records ``what(server)`` while it would have served, not the server."""
+    return type('Recording', (NotServing,), {'recorded': what})

@@ -1,5 +1,5 @@
 """The command line: flags, banner, ready file, exit statuses, signals, a closed or stalled stdout;
-through ``main([...])``, serving replaced by one in-process request, or as a process where needed."""
+through ``main([...])``, one in-process request in place of serving; as a process where needed."""
 
 import contextlib
 import gc
@@ -18,25 +18,21 @@ import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import (AUTH, MODULE, PREFLIGHT, StubProcess, call_once, listed, make_client,
-                      port_of, raw_post, send, wait_until)
-from petstore_stub import main
+from conftest import (AUTH, MODULE, PREFLIGHT, SERVED, NotBound, NotBoundServingOnce, NotServing,
+                      ServingOnce, StubProcess, call_once, listed, make_client, port_of, raw_post,
+                      recording, send, wait_until)
 
-SERVED = []
+
+def main(argv: list[str], server_class: type[stub.StubServer] = ServingOnce) -> int:
+    """The command line, its server making one in-process request instead of serving, unless
+    told to do otherwise."""
+    return stub.main(argv, server_class)
 
 
 @pytest.fixture(autouse=True)
-def no_real_serving(monkeypatch, tmp_path):
-    """Instead of serving forever, make one authorised request to the app and return."""
+def a_fresh_start(monkeypatch, tmp_path):
+    """Nothing served yet; no PORT or PETSTORE_API_KEYS from outside; a folder of its own."""
     SERVED.clear()
-
-    def serve_once(server: stub.StubServer) -> None:
-        SERVED.append(server)
-        key = server.app.api_keys[0]
-        webtest.TestApp(server.app).get(f'{server.app.base_path}/pets?limit=100',
-                                        headers={'Authorization': f'Bearer {key}'})
-
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', serve_once)
     monkeypatch.delenv('PORT', raising=False)
     monkeypatch.delenv('PETSTORE_API_KEYS', raising=False)
     monkeypatch.chdir(tmp_path)
@@ -46,10 +42,8 @@ def banner_url(out: str) -> str:
     return next(line for line in out.splitlines() if line.startswith('serving ')).split()[1]
 
 
-def test_defaults_serve_loopback_8080_with_the_demo_key_and_petstore_json(
-        capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)  # 8080 may be taken here
-    assert main([]) == 0
+def test_defaults_serve_loopback_8080_with_the_demo_key_and_petstore_json(capsys, tmp_path):
+    assert main([], server_class=NotBoundServingOnce) == 0  # 8080 may be taken here
     assert (SERVED[0].host, SERVED[0].port) == ('127.0.0.1', 8080)
     out = capsys.readouterr().out
     assert f'0 pets in {stub.DEFAULT_DB}' in out
@@ -222,30 +216,26 @@ def test_behind_a_proxy_any_host_is_answered():
     pytest.param('::', False, False, id='every IPv6 interface'),
     pytest.param('192.168.1.5', False, False, id='a LAN address'),
 ])
-def test_the_host_check_is_on_only_on_loopback_without_a_proxy(monkeypatch, host, trust_proxy,
-                                                               checked):
-    apps = []
-    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)  # not all are ours
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
+def test_the_host_check_is_on_only_on_loopback_without_a_proxy(host, trust_proxy, checked):
     proxy = ['--trust-proxy'] if trust_proxy else []
-    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:', *proxy]) == 0
+    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:', *proxy],
+                     server_class=NotBound) == 0  # not all are ours
+    apps = [server.app for server in SERVED]
     assert (apps[0].allowed_hosts is not None) is checked
 
 
-def test_the_cli_admin_flag_enables_the_endpoints(monkeypatch, capsys):
-    apps = []
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
-    stub.main(['--admin', '--port', '0', '--db', ':memory:'])
-    stub.main(['--port', '0', '--db', ':memory:'])
+def test_the_cli_admin_flag_enables_the_endpoints(capsys):
+    stub.main(['--admin', '--port', '0', '--db', ':memory:'], server_class=NotServing)
+    stub.main(['--port', '0', '--db', ':memory:'], server_class=NotServing)
+    apps = [server.app for server in SERVED]
     with_admin, without = (make_client(app) for app in apps)
     with_admin.post('/__admin/reset', status=204)
     without.post('/__admin/reset', status=404)
 
 
-def test_the_cors_flag_lets_any_origin_read_the_api(monkeypatch):
-    apps = []
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
-    stub.main(['--cors', '--port', '0', '--db', ':memory:', '--quiet'])
+def test_the_cors_flag_lets_any_origin_read_the_api():
+    stub.main(['--cors', '--port', '0', '--db', ':memory:', '--quiet'], server_class=NotServing)
+    apps = [server.app for server in SERVED]
     response = webtest.TestApp(apps[0]).options('/v1/pets', headers=PREFLIGHT, status=204)
     assert response.headers['Access-Control-Allow-Origin'] == '*'
 
@@ -344,22 +334,22 @@ def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatc
     pytest.param('1', '100%', id='1'),
 ])
 def test_the_banner_shows_a_chaos_rate_as_0_or_100_percent_only_when_it_is(
-        capsys, monkeypatch, rate, shown):
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
-    assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7']) == 0
+        capsys, rate, shown):
+    assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7'],
+                server_class=NotServing) == 0
     assert f'chaos: a fault for {shown} of API requests, from seed 7' in capsys.readouterr().out
 
 
-def test_the_banner_names_the_chaos_seed(monkeypatch, capsys):
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
-    assert stub.main(['--port', '0', '--db', ':memory:', '--chaos', '0.25', '--seed', '42']) == 0
+def test_the_banner_names_the_chaos_seed(capsys):
+    assert stub.main(['--port', '0', '--db', ':memory:', '--chaos', '0.25', '--seed', '42'],
+                     server_class=NotServing) == 0
     assert ('chaos: a fault for 25% of API requests, from seed 42 (--seed 42 repeats them)'
             in capsys.readouterr().out)
 
 
-def test_delay_holds_every_api_request_and_the_banner_says_so(capsys, monkeypatch):
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: SERVED.append(server))
-    assert main(['--port', '0', '--db', ':memory:', '--delay', '0.25']) == 0
+def test_delay_holds_every_api_request_and_the_banner_says_so(capsys):
+    assert main(['--port', '0', '--db', ':memory:', '--delay', '0.25'],
+                server_class=NotServing) == 0
     assert SERVED[0].app.delay == 0.25
     assert 'delay: every API request waits 0.25 s first' in capsys.readouterr().out
 
@@ -367,11 +357,11 @@ def test_delay_holds_every_api_request_and_the_banner_says_so(capsys, monkeypatc
 @pytest.mark.parametrize('flags, admin_url', [
     pytest.param(['--admin'], True, id='with --admin'), pytest.param([], False, id='without')])
 def test_the_ready_file_names_the_urls_while_serving_and_goes_at_a_clean_stop(
-        capsys, monkeypatch, tmp_path, flags, admin_url):
+        capsys, tmp_path, flags, admin_url):
     ready = tmp_path / 'ready.json'
-    monkeypatch.setattr(stub.StubServer, 'serve_forever',
-                        lambda server: SERVED.append(json.loads(ready.read_text())))
-    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready), *flags]) == 0
+    while_serving = recording(lambda server: json.loads(ready.read_text()))
+    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready), *flags],
+                server_class=while_serving) == 0
     url = banner_url(capsys.readouterr().out)
     origin = url.removesuffix('/v1')
     assert SERVED == [{'url': url, 'pid': os.getpid(),
@@ -380,9 +370,8 @@ def test_the_ready_file_names_the_urls_while_serving_and_goes_at_a_clean_stop(
 
 
 @pytest.mark.parametrize('port', ['0', '65535', '08080'])
-def test_a_port_in_range_is_taken_as_its_number(monkeypatch, port):
-    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)
-    assert main(['--port', port]) == 0
+def test_a_port_in_range_is_taken_as_its_number(port):
+    assert main(['--port', port], server_class=NotBoundServingOnce) == 0
     assert SERVED[0].port == int(port)
 
 
