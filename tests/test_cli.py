@@ -383,6 +383,7 @@ def test_a_database_in_a_missing_folder_is_refused_in_one_line(capsys, tmp_path)
     assert '--db :memory:' in err
 
 
+@pytest.mark.slow  # as root, a mount and a umount process for the read-only folder
 def test_the_default_database_in_a_folder_that_cannot_be_written_is_refused_in_one_line(
         capsys, read_only_folder, monkeypatch):
     monkeypatch.chdir(read_only_folder)
@@ -433,7 +434,7 @@ def moved_over(path):
     pytest.param(copied_over, id='cp, then mv over it'),
     pytest.param(saved_by_an_editor, id="an editor's save"),
     pytest.param(lambda path: subprocess.run(['sed', '-i', 's/one/one/', str(path)], check=True),
-                 id='sed -i'),
+                 id='sed -i', marks=pytest.mark.slow),  # a sed process
     pytest.param(lambda path: path.with_name('p.json.log').unlink(), id='its log removed'),
     pytest.param(lambda path: path.with_name('p.json.log').rename(path.with_name('moved.log')),
                  id='its log renamed'),
@@ -478,6 +479,7 @@ def test_a_line_at_shutdown_says_what_was_kept(capsys):
 
 # -- as a process: signals, refusals, the version, the Host check ----------------------
 
+@pytest.mark.slow  # a stub process, to signal
 @pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
 def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
     server = StubProcess('--db', str(tmp_path / 'pets.json'))
@@ -526,6 +528,7 @@ def test_the_default_database_is_petstore_json_in_the_working_directory(tmp_path
     assert os.listdir(tmp_path) == ['petstore.json']
 
 
+@pytest.mark.slow  # three processes, one for each way to run it
 @pytest.mark.parametrize('command', [
     pytest.param([sys.executable, '-m', 'petstore_stub'], id='python -m petstore_stub'),
     pytest.param([sys.executable, str(MODULE)], id='python petstore_stub.py'),
@@ -579,6 +582,7 @@ def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
 
 # -- a closed or stalled stdout or stderr never costs a request ---------------------------
 
+@pytest.mark.slow  # a stub process, for a stdout to close
 def test_a_closed_stdout_costs_no_request_and_is_reported_once():
     """``petstore-stub | head -n 3``: head exits, and every create still gets its 201, once."""
     server = StubProcess('--db', ':memory:')
