@@ -1,5 +1,5 @@
-"""The command line: flags, banner, ready file, exit statuses, signals, a closed or stalled stdout;
-through ``main([...])``, one in-process request in place of serving; as a process where needed."""
+"""The command line: flags, banner, ready file, exit statuses, signals, a stdout or stderr closed or
+stalled; through ``main([...])``, one in-process request in place of serving, or as a process."""
 
 import contextlib
 import gc
@@ -535,8 +535,8 @@ def test_the_default_database_is_petstore_json_in_the_working_directory(tmp_path
     pytest.param([str(Path(sys.executable).with_name('petstore-stub'))], id='petstore-stub'),
 ])
 def test_every_way_to_run_it_shows_the_version(command):
-    # python -m finds the module in the working directory: this tree's, not the one the fixture
-    # above moves each test to.
+    # python -m looks in the working directory first: run it in this tree, not in the folder
+    # a_fresh_start gives each test.
     result = subprocess.run([*command, '--version'], capture_output=True, text=True, timeout=30,
                             cwd=MODULE.parent)
     assert result.stdout == f'petstore-stub {stub.__version__}\n'
