@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -16,6 +17,8 @@ import petstore_stub as stub
 
 KEY = stub.DEMO_API_KEY
 AUTH = {'Authorization': f'Bearer {KEY}'}
+PREFLIGHT = {'Origin': 'https://demo.example', 'Access-Control-Request-Method': 'POST',
+             'Access-Control-Request-Headers': 'authorization, content-type'}
 
 
 #: Tests in the slow tier whose files cannot carry the mark: the README shows them word for word.
@@ -78,6 +81,7 @@ def fetched(store: stub.PetStore, pet_id: int) -> dict | None:
 # -- the stub on real sockets --------------------------------------------------------
 
 MODULE = Path(stub.__file__)
+JSON = 'application/json'
 JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
 
 
@@ -99,6 +103,48 @@ def call(connection, method: str, path: str, body=None) -> tuple[int, object]:
     connection.request(method, path, payload, JSON_HEADERS)
     response = connection.getresponse()
     return response.status, json.loads(response.read())
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f'/proc/{pid}/status').read_text().splitlines():
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1]) / 1024
+    raise AssertionError('no VmRSS')
+
+
+def raw_post(port: int, body: bytes, key: bool = True) -> int:
+    """POST /v1/pets over a fresh connection; the status."""
+    with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
+        connection.sendall(
+            b'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
+            + (b'Authorization: Bearer petstore-demo-key\r\n' if key else b'')
+            + b'Connection: close\r\nContent-Length: %d\r\n\r\n' % len(body) + body)
+        data = b''
+        while chunk := connection.recv(65536):
+            data += chunk
+    return int(data.split(b' ', 2)[1])
+
+
+def port_of(url: str) -> int:
+    return urlsplit(url).port
+
+
+def send(port: int, method: str, path: str, host: str | None = None, body=None,
+         headers=None) -> tuple[int, dict[str, str], bytes]:
+    """One request over a fresh connection, with ``host`` as its Host header; the status,
+    the headers (names in lower case) and the body."""
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    sent = {**AUTH, **(headers or {})}
+    if host is not None:
+        sent['Host'] = host.format(port=port)
+    if body is not None:
+        sent['Content-Type'] = JSON
+    try:
+        connection.request(method, path, None if body is None else json.dumps(body), sent)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
 
 
 @pytest.fixture(autouse=True)
@@ -149,3 +195,47 @@ class StubProcess:
         self.process.wait(timeout=10)
         self.process.stdout.close()
         self.process.stderr.close()
+
+
+# -- main() without serving ------------------------------------------------------------
+
+#: What the servers below recorded while they would have served, in order.
+SERVED: list = []
+
+
+class NotServing(stub.StubServer):
+    """For ``main([...], server_class=NotServing)``: it binds, so ``--port 0`` learns a real
+    port, then records itself in SERVED instead of serving, and returns as if stopped at once."""
+
+    def serve_forever(self) -> None:
+        SERVED.append(self.recorded())
+
+    def recorded(self) -> object:
+        return self
+
+
+class ServingOnce(NotServing):
+    """A NotServing that also makes one authorised request to the app, in process."""
+
+    def serve_forever(self) -> None:
+        super().serve_forever()
+        key = self.app.api_keys[0]
+        webtest.TestApp(self.app).get(f'{self.app.base_path}/pets?limit=100',
+                                      headers={'Authorization': f'Bearer {key}'})
+
+
+class NotBound(NotServing):
+    """A NotServing that does not bind either: for port 8080, which may be taken here, or a
+    --host that is not this machine's."""
+
+    def bind(self) -> None:
+        pass
+
+
+class NotBoundServingOnce(NotBound, ServingOnce):
+    """A ServingOnce that does not bind."""
+
+
+def recording(what: Callable[[stub.StubServer], object]) -> type[NotServing]:
+    """A NotServing that records ``what(server)`` while it would have served, not the server."""
+    return type('Recording', (NotServing,), {'recorded': what})

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import petstore_stub as stub  # noqa: E402
-from test_page import CHROMIUM_ARGS  # noqa: E402
+from test_browser import CHROMIUM_ARGS  # noqa: E402
 
 
 def main() -> int:

@@ -1,33 +1,38 @@
-"""The command line through ``main([...])``; serving is replaced by one in-process request."""
+"""The command line: flags, banner, ready file, exit statuses, signals, a stdout or stderr closed or
+stalled; through ``main([...])``, one in-process request in place of serving, or as a process."""
 
+import contextlib
 import gc
+import http.client
+import importlib.metadata
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import listed
-from petstore_stub import main
+from conftest import (AUTH, MODULE, PREFLIGHT, SERVED, NotBound, NotBoundServingOnce, NotServing,
+                      ServingOnce, StubProcess, call_once, listed, make_client, port_of, raw_post,
+                      recording, send, wait_until)
 
-SERVED = []
+
+def main(argv: list[str], server_class: type[stub.StubServer] = ServingOnce) -> int:
+    """The command line, its server making one in-process request instead of serving, unless
+    told to do otherwise."""
+    return stub.main(argv, server_class)
 
 
 @pytest.fixture(autouse=True)
-def no_real_serving(monkeypatch, tmp_path):
-    """Instead of serving forever, make one authorised request to the app and return."""
+def a_fresh_start(monkeypatch, tmp_path):
+    """Nothing served yet; no PORT or PETSTORE_API_KEYS from outside; a folder of its own."""
     SERVED.clear()
-
-    def serve_once(server: stub.StubServer) -> None:
-        SERVED.append(server)
-        key = server.app.api_keys[0]
-        webtest.TestApp(server.app).get(f'{server.app.base_path}/pets?limit=100',
-                                        headers={'Authorization': f'Bearer {key}'})
-
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', serve_once)
     monkeypatch.delenv('PORT', raising=False)
     monkeypatch.delenv('PETSTORE_API_KEYS', raising=False)
     monkeypatch.chdir(tmp_path)
@@ -37,10 +42,8 @@ def banner_url(out: str) -> str:
     return next(line for line in out.splitlines() if line.startswith('serving ')).split()[1]
 
 
-def test_defaults_serve_loopback_8080_with_the_demo_key_and_petstore_json(
-        capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)  # 8080 may be taken here
-    assert main([]) == 0
+def test_defaults_serve_loopback_8080_with_the_demo_key_and_petstore_json(capsys, tmp_path):
+    assert main([], server_class=NotBoundServingOnce) == 0  # 8080 may be taken here
     assert (SERVED[0].host, SERVED[0].port) == ('127.0.0.1', 8080)
     out = capsys.readouterr().out
     assert f'0 pets in {stub.DEFAULT_DB}' in out
@@ -203,6 +206,40 @@ def test_behind_a_proxy_any_host_is_answered():
     assert SERVED[0].app.allowed_hosts is None
 
 
+@pytest.mark.parametrize('host, trust_proxy, checked', [
+    pytest.param('127.0.0.1', False, True, id='127.0.0.1'),
+    pytest.param('127.0.0.2', False, True, id='another address of 127/8'),
+    pytest.param('localhost', False, True, id='localhost'),
+    pytest.param('::1', False, True, id='::1'),
+    pytest.param('127.0.0.1', True, False, id='loopback behind a proxy'),
+    pytest.param('0.0.0.0', False, False, id='every interface'),
+    pytest.param('::', False, False, id='every IPv6 interface'),
+    pytest.param('192.168.1.5', False, False, id='a LAN address'),
+])
+def test_the_host_check_is_on_only_on_loopback_without_a_proxy(host, trust_proxy, checked):
+    proxy = ['--trust-proxy'] if trust_proxy else []
+    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:', *proxy],
+                     server_class=NotBound) == 0  # not all are ours
+    apps = [server.app for server in SERVED]
+    assert (apps[0].allowed_hosts is not None) is checked
+
+
+def test_the_cli_admin_flag_enables_the_endpoints(capsys):
+    stub.main(['--admin', '--port', '0', '--db', ':memory:'], server_class=NotServing)
+    stub.main(['--port', '0', '--db', ':memory:'], server_class=NotServing)
+    apps = [server.app for server in SERVED]
+    with_admin, without = (make_client(app) for app in apps)
+    with_admin.post('/__admin/reset', status=204)
+    without.post('/__admin/reset', status=404)
+
+
+def test_the_cors_flag_lets_any_origin_read_the_api():
+    stub.main(['--cors', '--port', '0', '--db', ':memory:', '--quiet'], server_class=NotServing)
+    apps = [server.app for server in SERVED]
+    response = webtest.TestApp(apps[0]).options('/v1/pets', headers=PREFLIGHT, status=204)
+    assert response.headers['Access-Control-Allow-Origin'] == '*'
+
+
 @pytest.mark.parametrize('argv, message', [
     pytest.param(['--allow-host', 'pets.local:8080'], 'without a port', id='a port'),
     pytest.param(['--allow-host', ''], 'an allowed host is a host name', id='empty'),
@@ -297,15 +334,22 @@ def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatc
     pytest.param('1', '100%', id='1'),
 ])
 def test_the_banner_shows_a_chaos_rate_as_0_or_100_percent_only_when_it_is(
-        capsys, monkeypatch, rate, shown):
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
-    assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7']) == 0
+        capsys, rate, shown):
+    assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7'],
+                server_class=NotServing) == 0
     assert f'chaos: a fault for {shown} of API requests, from seed 7' in capsys.readouterr().out
 
 
-def test_delay_holds_every_api_request_and_the_banner_says_so(capsys, monkeypatch):
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: SERVED.append(server))
-    assert main(['--port', '0', '--db', ':memory:', '--delay', '0.25']) == 0
+def test_the_banner_names_the_chaos_seed(capsys):
+    assert stub.main(['--port', '0', '--db', ':memory:', '--chaos', '0.25', '--seed', '42'],
+                     server_class=NotServing) == 0
+    assert ('chaos: a fault for 25% of API requests, from seed 42 (--seed 42 repeats them)'
+            in capsys.readouterr().out)
+
+
+def test_delay_holds_every_api_request_and_the_banner_says_so(capsys):
+    assert main(['--port', '0', '--db', ':memory:', '--delay', '0.25'],
+                server_class=NotServing) == 0
     assert SERVED[0].app.delay == 0.25
     assert 'delay: every API request waits 0.25 s first' in capsys.readouterr().out
 
@@ -313,11 +357,11 @@ def test_delay_holds_every_api_request_and_the_banner_says_so(capsys, monkeypatc
 @pytest.mark.parametrize('flags, admin_url', [
     pytest.param(['--admin'], True, id='with --admin'), pytest.param([], False, id='without')])
 def test_the_ready_file_names_the_urls_while_serving_and_goes_at_a_clean_stop(
-        capsys, monkeypatch, tmp_path, flags, admin_url):
+        capsys, tmp_path, flags, admin_url):
     ready = tmp_path / 'ready.json'
-    monkeypatch.setattr(stub.StubServer, 'serve_forever',
-                        lambda server: SERVED.append(json.loads(ready.read_text())))
-    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready), *flags]) == 0
+    while_serving = recording(lambda server: json.loads(ready.read_text()))
+    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready), *flags],
+                server_class=while_serving) == 0
     url = banner_url(capsys.readouterr().out)
     origin = url.removesuffix('/v1')
     assert SERVED == [{'url': url, 'pid': os.getpid(),
@@ -326,9 +370,8 @@ def test_the_ready_file_names_the_urls_while_serving_and_goes_at_a_clean_stop(
 
 
 @pytest.mark.parametrize('port', ['0', '65535', '08080'])
-def test_a_port_in_range_is_taken_as_its_number(monkeypatch, port):
-    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)
-    assert main(['--port', port]) == 0
+def test_a_port_in_range_is_taken_as_its_number(port):
+    assert main(['--port', port], server_class=NotBoundServingOnce) == 0
     assert SERVED[0].port == int(port)
 
 
@@ -340,6 +383,7 @@ def test_a_database_in_a_missing_folder_is_refused_in_one_line(capsys, tmp_path)
     assert '--db :memory:' in err
 
 
+@pytest.mark.slow  # as root, a mount and a umount process for the read-only folder
 def test_the_default_database_in_a_folder_that_cannot_be_written_is_refused_in_one_line(
         capsys, read_only_folder, monkeypatch):
     monkeypatch.chdir(read_only_folder)
@@ -390,7 +434,7 @@ def moved_over(path):
     pytest.param(copied_over, id='cp, then mv over it'),
     pytest.param(saved_by_an_editor, id="an editor's save"),
     pytest.param(lambda path: subprocess.run(['sed', '-i', 's/one/one/', str(path)], check=True),
-                 id='sed -i'),
+                 id='sed -i', marks=pytest.mark.slow),  # a sed process
     pytest.param(lambda path: path.with_name('p.json.log').unlink(), id='its log removed'),
     pytest.param(lambda path: path.with_name('p.json.log').rename(path.with_name('moved.log')),
                  id='its log renamed'),
@@ -431,3 +475,198 @@ def test_a_line_at_shutdown_says_what_was_kept(capsys):
     assert main(['--port', '0', '--fixtures']) == 0
     assert capsys.readouterr().out.splitlines()[-1] == \
         'petstore-stub stopped: 13 pets in petstore.json'
+
+
+# -- as a process: signals, refusals, the version, the Host check ----------------------
+
+@pytest.mark.slow  # a stub process, to signal
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
+    server = StubProcess('--db', str(tmp_path / 'pets.json'))
+    assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+    assert server.stop(signum) == 0
+    assert os.listdir(tmp_path) == ['pets.json']  # its log folded in and removed
+
+
+@pytest.mark.slow  # a 300,000-pet file, written anew at the stop
+def test_a_second_sigterm_while_the_stub_folds_its_log_is_ignored(tmp_path):
+    db = tmp_path / 'pets.json'
+    db.write_text(json.dumps({'pets': {str(n): {'name': f'p{n}', 'categoryId': 1}
+                                       for n in range(1, 300_001)}}))
+    server = StubProcess('--db', str(db), '--quiet')
+    assert call_once(server.url, 'POST', '/v1/pets', {'name': 'Rex', 'categoryId': 1})[0] == 201
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.stdout.readline().startswith('petstore-stub stopped: 300001 pets')
+    server.process.send_signal(signal.SIGTERM)  # while it folds the log into the file
+    assert server.process.wait(timeout=60) == 0
+    assert server.process.stderr.read() == ''
+    assert os.listdir(tmp_path) == ['pets.json']
+    with stub.StubStore(db) as restarted:
+        assert len(restarted) == 300_001
+
+
+@pytest.mark.slow  # a process; the corrupt-database test above is the fast one
+def test_a_corrupt_file_stops_the_stub_before_it_listens(tmp_path):
+    db = tmp_path / 'pets.json'
+    db.write_bytes(b'{"pets": {"1": {"name": "Rex", "categ')
+    result = subprocess.run([sys.executable, str(MODULE), '--db', str(db), '--port', '0'],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert str(db) in result.stderr
+    assert 'not a readable JSON file' in result.stderr
+    assert result.stdout == ''
+    assert db.read_bytes() == b'{"pets": {"1": {"name": "Rex", "categ'
+
+
+@pytest.mark.slow  # a process; the fixtures-once test above is the fast one
+def test_the_default_database_is_petstore_json_in_the_working_directory(tmp_path):
+    server = StubProcess('--fixtures', '--quiet', cwd=tmp_path)
+    status, pets = call_once(server.url, 'GET', '/v1/pets?limit=100')
+    server.stop(signal.SIGTERM)
+    assert status == 200 and len(pets) == 13
+    assert len(json.loads((tmp_path / 'petstore.json').read_text())['pets']) == 13
+    assert os.listdir(tmp_path) == ['petstore.json']
+
+
+@pytest.mark.slow  # three processes, one for each way to run it
+@pytest.mark.parametrize('command', [
+    pytest.param([sys.executable, '-m', 'petstore_stub'], id='python -m petstore_stub'),
+    pytest.param([sys.executable, str(MODULE)], id='python petstore_stub.py'),
+    pytest.param([str(Path(sys.executable).with_name('petstore-stub'))], id='petstore-stub'),
+])
+def test_every_way_to_run_it_shows_the_version(command):
+    # python -m looks in the working directory first: run it in this tree, not in the folder
+    # a_fresh_start gives each test.
+    result = subprocess.run([*command, '--version'], capture_output=True, text=True, timeout=30,
+                            cwd=MODULE.parent)
+    assert result.stdout == f'petstore-stub {stub.__version__}\n'
+
+
+def test_the_package_takes_its_version_from_the_module():
+    assert importlib.metadata.version('petstore-stub') == stub.__version__
+    assert 'dynamic = ["version"]' in (MODULE.parent / 'pyproject.toml').read_text()
+
+
+@pytest.mark.slow  # a stub process
+@pytest.mark.parametrize('flags, host, status', [
+    pytest.param([], 'evil.example:{port}', 421, id='a foreign name'),
+    pytest.param(['--admin', '--cors'], 'evil.example:{port}', 421,
+                 id='a foreign name, with --admin and --cors'),
+    pytest.param([], 'localhost:{port}', 200, id='localhost'),
+    pytest.param(['--allow-host', 'pets.local'], 'pets.local:{port}', 200, id='--allow-host'),
+    pytest.param(['--trust-proxy'], 'evil.example:{port}', 200,
+                 id='behind a proxy, any name'),
+])
+def test_the_command_line_checks_the_host_on_loopback(flags, host, status):
+    process = StubProcess('--db', ':memory:', '--fixtures', '--quiet', *flags)
+    port = int(process.url.split(':')[2].split('/')[0])
+    created = send(port, 'POST', '/v1/pets', host, {'name': 'Evil', 'categoryId': 1})[0]
+    assert created == (201 if status == 200 else 421)
+    if '--admin' in flags:
+        assert send(port, 'POST', '/__admin/reset', host)[0] == 421
+    pets = json.loads(send(port, 'GET', '/v1/pets?limit=100')[2])
+    assert len(pets) == (14 if status == 200 else 13)  # the demo animals are all still there
+    assert process.stop(signal.SIGTERM) == 0
+
+
+@pytest.mark.slow  # three stub processes
+def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
+    def run(*flags):
+        return subprocess.run([sys.executable, str(MODULE), '--port', '0', '--db', ':memory:',
+                               *flags],
+                              capture_output=True, text=True, timeout=30)
+    assert 'a rate is a number from 0 to 1' in run('--chaos', '2').stderr
+    assert '--seed goes with a --chaos rate above 0' in run('--seed', '3').stderr
+    assert '--seed goes with a --chaos rate above 0' in run('--chaos', '0', '--seed', '3').stderr
+
+
+# -- a closed or stalled stdout or stderr never costs a request ---------------------------
+
+@pytest.mark.slow  # a stub process, for a stdout to close
+def test_a_closed_stdout_costs_no_request_and_is_reported_once():
+    """``petstore-stub | head -n 3``: head exits, and every create still gets its 201, once."""
+    server = StubProcess('--db', ':memory:')
+    server.process.stdout.close()  # as head does once it has its lines
+    port = port_of(server.url)
+    statuses = [raw_post(port, b'{"name": "Rex", "categoryId": 1}') for _ in range(5)]
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    connection.request('GET', '/v1/pets', headers=AUTH)
+    pets = json.loads(connection.getresponse().read())
+    connection.close()
+    assert server.stop(signal.SIGTERM, stdout_closed=True) == 0
+    assert statuses == [201] * 5
+    assert [pet['id'] for pet in pets] == [1, 2, 3, 4, 5]
+    assert server.process_stderr.count('the access log cannot be written') == 1
+    assert 'Traceback' not in server.process_stderr
+
+
+@pytest.mark.slow
+def test_a_quiet_stub_whose_stdout_closed_names_stdout_not_an_access_log():
+    """A quiet stub has no access log; its last line, on a stop, is what cannot be written."""
+    server = StubProcess('--db', ':memory:', '--quiet')
+    server.process.stdout.close()
+    assert server.stop(signal.SIGTERM, stdout_closed=True) == 0
+    assert server.process_stderr.count('stdout cannot be written') == 1
+    assert 'access log' not in server.process_stderr
+
+
+@pytest.mark.slow
+def test_a_stdout_nobody_reads_costs_no_request_and_lets_the_stub_stop():
+    """Before, the server stalled after about 2,100 requests once the pipe was full."""
+    server = StubProcess('--db', ':memory:')  # its stdout is a pipe this test never reads again
+    connection = http.client.HTTPConnection('127.0.0.1', port_of(server.url), timeout=10)
+    for _ in range(4000):
+        connection.request('GET', '/v1/pets?limit=1', headers=AUTH)
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200
+    connection.close()
+    assert server.stop(signal.SIGTERM) == 0
+    assert server.process_stderr.count('nobody is reading the access log') == 1
+
+
+@pytest.mark.slow
+def test_a_stub_started_with_stdout_closed_says_so_on_stderr_and_serves():
+    """``petstore-stub >&-``: nowhere to print the banner, so stderr says where it went."""
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, str(MODULE), '--db', ':memory:', '--port',
+                                str(port)], preexec_fn=lambda: os.close(1),
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: is_listening(port) or process.poll() is not None)
+        assert raw_post(port, b'{"name": "Rex", "categoryId": 1}') == 201
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        process.kill()
+        stderr = process.stderr.read()
+        process.stderr.close()
+    assert stderr == 'petstore-stub: stdout is closed; the banner and the access log go nowhere\n'
+
+
+def is_listening(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(('127.0.0.1', port), timeout=1):
+        return True
+    return False
+
+
+@pytest.mark.slow
+def test_a_stderr_nobody_reads_costs_no_request_and_lets_the_stub_stop(tmp_path):
+    """Before, each traceback written to a full stderr pipe held a worker thread, until all
+    16 were held and the stub answered nothing, nor stopped."""
+    script = tmp_path / 'failing_stub.py'
+    script.write_text(f'import sys\nsys.path.insert(0, {str(MODULE.parent)!r})\n'
+                      'import petstore_stub as stub\n'
+                      'stub.PetStore.list_json = lambda *args: 1 / 0  # each list is a 500\n'
+                      'raise SystemExit(stub.main())\n')
+    server = StubProcess('--db', ':memory:', '--quiet', script=script)  # stderr: never read
+    connection = http.client.HTTPConnection('127.0.0.1', port_of(server.url), timeout=10)
+    for _ in range(300):  # about 1.5 KB of traceback each: far more than a pipe holds
+        connection.request('GET', '/v1/pets', headers=AUTH)
+        response = connection.getresponse()
+        assert (response.status, json.loads(response.read())['code']) == (500, 'internal_error')
+    connection.close()
+    assert server.stop(signal.SIGTERM) == 0
+    assert 'ZeroDivisionError' in server.process_stderr

@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import subprocess
-import sys
 import threading
 
 import httpx
@@ -17,7 +15,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 import petstore_stub as stub
-from conftest import AUTH, MODULE, wait_until
+from conftest import AUTH, wait_until
 
 REX = {'name': 'Rex', 'categoryId': 1}
 
@@ -320,24 +318,6 @@ def test_admin_chaos_refuses_what_it_cannot_do(server, body):
     response = webtest.TestApp(server.app).post_json('/__admin/chaos', body, headers=AUTH,
                                                      status=400)
     assert response.json['code'] == 'invalid_body'
-
-
-@pytest.mark.slow  # three stub processes
-def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
-    def run(*flags):
-        return subprocess.run([sys.executable, str(MODULE), '--port', '0', '--db', ':memory:',
-                               *flags],
-                              capture_output=True, text=True, timeout=30)
-    assert 'a rate is a number from 0 to 1' in run('--chaos', '2').stderr
-    assert '--seed goes with a --chaos rate above 0' in run('--seed', '3').stderr
-    assert '--seed goes with a --chaos rate above 0' in run('--chaos', '0', '--seed', '3').stderr
-
-
-def test_the_banner_names_the_chaos_seed(monkeypatch, capsys):
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: None)
-    assert stub.main(['--port', '0', '--db', ':memory:', '--chaos', '0.25', '--seed', '42']) == 0
-    assert ('chaos: a fault for 25% of API requests, from seed 42 (--seed 42 repeats them)'
-            in capsys.readouterr().out)
 
 
 def test_the_journal_keeps_the_order_of_arrival_when_a_fault_closes_the_connection(server):

@@ -1,4 +1,4 @@
-"""The stub as a fixture server: serve(), reset, the journal, delay, faults, admin endpoints."""
+"""The stub as a fixture server: serve(), check(), reset, delay, faults, admin endpoints."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import socket
 import threading
 import time
-import tracemalloc
 from urllib.parse import urlsplit
 
 import pytest
@@ -16,8 +15,7 @@ import requests
 import webtest
 
 import petstore_stub as stub
-from conftest import AUTH, JSON_HEADERS, fetched, make_client, wait_until
-from test_server import call, call_once, connect
+from conftest import AUTH, call_once, connect, fetched, make_client, wait_until
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 
@@ -146,6 +144,18 @@ def test_check_reports_a_queued_fault_not_used_up_but_never_chaos():
         server.check()  # reported once, and dropped
 
 
+def test_failures_kept_for_check_are_bounded_and_hold_no_frames(monkeypatch):
+    import webtest
+    app = stub.create_stub()
+    monkeypatch.setattr(app.store, 'list_json', lambda *args, **options: 1 / 0)
+    client = webtest.TestApp(app)
+    for _ in range(150):
+        client.get('/v1/pets', headers=AUTH, status=500, expect_errors=True)
+    assert len(app.errors) == 100
+    assert all(error.__traceback__ is None for error, _ in app.errors)
+    assert 'ZeroDivisionError' in app.errors[0][1]
+
+
 def test_a_fault_dropped_by_a_reset_is_not_reported():
     with stub.serve() as server:
         server.fail_next('drop')
@@ -194,106 +204,6 @@ def test_fixtures_go_into_an_empty_store_only_so_a_second_load_duplicates_nothin
         assert (caught.value.status_code, caught.value.code) == (409, 'store_not_empty')
         assert 'reset it first' in caught.value.message
         assert len(server.app.store) == 13
-
-
-# -- the journal -----------------------------------------------------------------
-
-def test_the_journal_records_each_request_in_order():
-    with stub.serve() as server:
-        connection = connect(server.url)
-        before = time.time()
-        call(connection, 'POST', '/v1/pets', REX)
-        connection.request('POST', '/v1/pets', 'not json', {**AUTH, 'Content-Type': 'text/plain'})
-        connection.getresponse().read()
-        call(connection, 'GET', '/v1/pets?limit=5&status=sold')
-        connection.close()
-        first, second, third = server.requests
-    assert first['method'] == 'POST' and first['path'] == '/v1/pets'
-    assert first['operation'] == 'createPet'
-    assert first['body'] == REX
-    assert first['status'] == 201
-    assert first['headers']['Authorization'] == 'Bearer petstore-demo-key'
-    assert first['headers']['Content-Type'] == 'application/json'
-    assert before <= first['time'] <= second['time'] <= third['time'] <= time.time()
-    assert (second['body'], second['status']) == ('not json', 415)
-    assert (third['query'], third['body'], third['status']) == ('limit=5&status=sold', None, 200)
-
-
-def test_the_journal_records_refused_requests_too():
-    with stub.serve() as server:
-        connection = connect(server.url)
-        connection.request('GET', '/v1/pets')
-        connection.getresponse().read()
-        connection.request('GET', '/v1/nowhere', headers=AUTH)
-        connection.getresponse().read()
-        connection.close()
-        assert [(r['path'], r['operation'], r['status']) for r in server.requests] == [
-            ('/v1/pets', None, 401), ('/v1/nowhere', None, 404)]
-
-
-def test_a_utf8_header_value_is_journalled_as_sent():
-    with stub.serve() as server:
-        connection = connect(server.url)
-        connection.request('GET', '/v1/pets', headers={**AUTH, 'X-Who': 'José'.encode()})
-        connection.getresponse().read()
-        connection.close()
-        assert server.requests[0]['headers']['X-Who'] == 'José'
-        server.assert_called('listPets', headers={'X-Who': 'José'})
-
-
-@pytest.mark.parametrize('path, headers', [
-    pytest.param('/v1/pets/999', AUTH, id='no such pet'),
-    pytest.param('/v1/pets?limit=0', AUTH, id='a bad limit'),
-    pytest.param('/v1/nowhere', AUTH, id='no such path'),
-    pytest.param('/v1/pets', {}, id='no key'),
-])
-def test_a_head_error_is_journalled_with_its_code_and_message_as_a_get_is(path, headers):
-    client = webtest.TestApp(stub.create_stub())
-    for method in ('GET', 'HEAD'):
-        client.request(path, method=method, headers=headers, status='*')
-    got, head = client.app.requests
-    assert head['error'] == got['error'] is not None
-
-
-def test_the_journal_keeps_the_last_1000_requests():
-    client = make_client(stub.create_stub())
-    for number in range(1005):
-        client.get(f'/v1/pets?limit={number % 100 + 1}')
-    entries = client.app.requests
-    assert len(entries) == 1000
-    assert entries[0]['query'] == 'limit=6'
-    assert entries[-1]['query'] == 'limit=5'
-
-
-def test_a_full_journal_of_bodies_of_many_small_values_stays_within_its_bound():
-    client = make_client(stub.create_stub(journal_size=100))
-    many_objects = b'[' + b','.join([b'{}'] * 1365) + b']'  # 4 KiB
-    client.post('/v1/pets', many_objects, headers={'Content-Type': 'application/json'},
-                status=400)
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        for _ in range(100):
-            client.post('/v1/pets', many_objects, headers={'Content-Type': 'application/json'},
-                        status=400)
-        grown = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert grown < 100 * 12_000  # about 10 KB an entry, as the README says
-    assert client.app.requests[-1]['body'] == [{}] * 1365  # read as JSON all the same
-
-
-def test_the_journal_size_can_be_set():
-    with stub.serve(journal_size=2) as server:
-        for limit in (1, 2, 3):
-            call_once(server.url, 'GET', f'/v1/pets?limit={limit}')
-        assert [r['query'] for r in server.requests] == ['limit=2', 'limit=3']
-
-
-def test_a_journal_of_size_0_keeps_nothing():
-    with stub.serve(journal_size=0) as server:
-        assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
-        assert server.requests == []
 
 
 # -- delay -----------------------------------------------------------------------
@@ -562,37 +472,6 @@ def test_admin_faults_with_a_status_field_is_a_400_naming_it(admin_client, body)
     admin_client.get('/v1/pets', status=200)
 
 
-def test_the_cli_admin_flag_enables_the_endpoints(monkeypatch, capsys):
-    apps = []
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
-    stub.main(['--admin', '--port', '0', '--db', ':memory:'])
-    stub.main(['--port', '0', '--db', ':memory:'])
-    with_admin, without = (make_client(app) for app in apps)
-    with_admin.post('/__admin/reset', status=204)
-    without.post('/__admin/reset', status=404)
-
-
-@pytest.mark.parametrize('body', [
-    pytest.param(b'"\\ud800"', id='lone surrogate'),
-    pytest.param(b'{"name": "Rex", "categoryId": 1e400}', id='number past a float'),
-    pytest.param(b'{"s": ' + b'[' * 972 + b']' * 972 + b'}', id='nested just within the parser'),
-])
-def test_a_body_that_cannot_go_out_again_as_json_is_journalled_as_text(body):
-    with stub.serve() as server:  # on a real server, whose stack is deeper than WebTest's
-        connection = connect(server.url)
-        try:
-            connection.request('POST', '/v1/pets', body, JSON_HEADERS)
-            refused = connection.getresponse()
-            assert (refused.status, json.loads(refused.read())['code']) == (400, 'invalid_body')
-            connection.request('GET', '/__admin/requests', headers=AUTH)
-            response = connection.getresponse()
-            assert response.status == 200
-            journal = stub.loads_strict(response.read().decode('utf-8'))  # no Infinity, surrogate
-        finally:
-            connection.close()
-    assert [entry['body'] for entry in journal] == [body.decode('utf-8')]
-
-
 @pytest.mark.slow  # its clients wait half a second before giving up
 def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
     lines = []
@@ -632,7 +511,8 @@ def test_an_api_key_no_client_could_send_is_refused(api_keys):
 def test_after_a_stop_nothing_is_held_again():
     app = stub.create_stub()
     app.fence.release()
-    assert app.fence.hold(30, stub.Call(time.monotonic_ns())) is True  # at once: a request that would wait for a worker must not
+    # At once: a request that would wait for a worker must not.
+    assert app.fence.hold(30, stub.Call(time.monotonic_ns())) is True
 
 
 def test_a_request_under_way_at_a_clear_holds_no_more_even_if_it_reaches_its_hold_after():

@@ -144,6 +144,7 @@ def test_a_fault_the_test_never_uses_passes_when_allowed(pytester, source, ini):
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow  # a Python process of its own, which has not imported pytest
 def test_serving_never_imports_pytest():
     code = 'import sys, petstore_stub; print("pytest" in sys.modules)'
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,

@@ -34,6 +34,7 @@ def without_dates(text: str) -> str:
     return re.sub(r'^Date: .*$', 'Date: (varies)', text.replace('\r\n', '\n'), flags=re.MULTILINE)
 
 
+@pytest.mark.slow  # a curl process for each example
 @pytest.mark.skipif(shutil.which('curl') is None, reason='the tour is written for curl')
 def test_the_curl_tour_prints_what_the_readme_shows():
     examples = console_examples()
@@ -112,6 +113,7 @@ def test_the_procfile_line_starts_the_stub_with_flags_it_has():
     assert all(argument in help_text for argument in arguments if argument.startswith('--'))
 
 
+@pytest.mark.slow  # bash, curl and a stub process
 @pytest.mark.skipif(shutil.which('curl') is None, reason='the script is written for curl')
 def test_the_script_for_another_language_runs_as_written(tmp_path):
     (script,) = [block for block in fenced_blocks('sh') if 'petstore-stub --admin' in block]
@@ -123,6 +125,7 @@ def test_the_script_for_another_language_runs_as_written(tmp_path):
     assert list(tmp_path.iterdir()) == []  # the stub stopped cleanly and removed its ready file
 
 
+@pytest.mark.slow  # a bash process
 @pytest.mark.parametrize('start', ['false', 'no-such-command'])
 def test_the_script_for_another_language_stops_when_the_stub_does_not_start(tmp_path, start):
     (script,) = [block for block in fenced_blocks('sh') if 'petstore-stub --admin' in block]

@@ -1,16 +1,24 @@
-"""The pet store over both storages, and the crash-safe JSON file and its log."""
+"""The pet store over both storages, the crash-safe JSON file and its log, and the stub as a
+process that keeps every acknowledged pet through kill -9 and a full disk."""
 
+import contextlib
+import http.client
 import json
 import os
 import shutil
+import signal
 import stat
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 import petstore_stub as stub
-from conftest import fetched, listed, wait_until
+from conftest import (AUTH, JSON_HEADERS, MODULE, StubProcess, call, connect, fetched, listed,
+                      port_of, wait_until)
 from petstore_stub import DatabaseError, StubStore
 from tinydb import TinyDB
 
@@ -613,3 +621,128 @@ def test_the_file_is_a_tinydb_file_and_the_storage_a_tinydb_storage(tmp_path):
             StubStore(path)
     with StubStore(path) as reopened:
         assert listed(reopened) == [{'id': 1, **REX}, {'id': 2, **MYSTERY}]
+
+
+# -- the stub as a process: kill -9, a full disk ------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize('round_number', range(3))
+def test_kill_9_loses_no_acknowledged_pet_and_leaves_a_valid_file(tmp_path, round_number):
+    db = tmp_path / 'pets.json'
+    server = StubProcess('--db', str(db), '--quiet')
+    acknowledged, lock = [], threading.Lock()
+
+    def client(number: int) -> None:
+        connection = connect(server.url)
+        try:
+            for count in range(10_000):
+                status, pet = call(connection, 'POST', '/v1/pets',
+                                   {'name': f'k{number}-{count}', 'categoryId': number})
+                assert status == 201
+                with lock:
+                    acknowledged.append(pet)
+        except (OSError, http.client.HTTPException, ValueError):
+            return  # the server died mid-request: that pet was never acknowledged
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    # Each round kills at another point: after 100, 200 or 300 acknowledged creates.
+    while len(acknowledged) < 100 * (round_number + 1) and all(t.is_alive() for t in threads):
+        time.sleep(0.001)
+    assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+    for thread in threads:
+        thread.join()
+
+    assert acknowledged, 'no create finished before the kill'
+    json.loads(db.read_text())  # the file is whole; the pets since its last write are in the log
+    with stub.StubStore(db) as reopened:
+        for pet in acknowledged:
+            assert fetched(reopened, pet['id']) == pet
+        assert len(reopened) >= len(acknowledged)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 512 KiB tmpfs, and a way to fill it and to free it."""
+    folder = tmp_path / 'disk'
+    folder.mkdir()
+    mounted = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', str(folder)],
+                             capture_output=True)
+    if mounted.returncode:
+        pytest.skip('mounting a small tmpfs needs root, or a machine that allows it')
+    yield SmallDisk(folder)
+    subprocess.run(['umount', '-l', str(folder)], check=True)
+
+
+class SmallDisk:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.filler = folder / 'filler'
+
+    def fill(self) -> None:
+        with open(self.filler, 'ab', buffering=0) as stream, contextlib.suppress(OSError):
+            while True:
+                stream.write(b'\0' * 4096)
+
+    def free(self) -> None:
+        self.filler.unlink()
+
+
+def create(port: int, name: str) -> tuple[int, dict]:
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    connection.request('POST', '/v1/pets', json.dumps({'name': name, 'categoryId': 1}),
+                       JSON_HEADERS)
+    response = connection.getresponse()
+    result = response.status, json.loads(response.read())
+    connection.close()
+    return result
+
+
+def names(port: int) -> list[str]:
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    connection.request('GET', '/v1/pets?limit=100', headers=AUTH)
+    pets = json.loads(connection.getresponse().read())
+    connection.close()
+    return [pet['name'] for pet in pets]
+
+
+@pytest.mark.slow
+def test_a_full_disk_stores_nothing_shows_nothing_and_recovers_without_a_restart(small_disk):
+    server = StubProcess('--db', str(small_disk.folder / 'pets.json'), '--quiet')
+    port = port_of(server.url)
+    small_disk.fill()
+    status, error = create(port, 'GHOST')
+    assert (status, error.get('code')) == (500, 'storage_error'), error
+    assert 'No space left on device' in error['message']
+    assert names(port) == []
+    small_disk.free()
+    assert create(port, 'Rex') == (201, {'id': 1, 'name': 'Rex', 'categoryId': 1})
+    assert names(port) == ['Rex']
+    server.kill()
+    restarted = StubProcess('--db', str(small_disk.folder / 'pets.json'), '--quiet')
+    port = port_of(restarted.url)
+    assert names(port) == ['Rex']
+    assert create(port, 'Max')[1]['id'] == 2
+    assert restarted.stop(signal.SIGTERM) == 0
+
+
+@pytest.mark.slow
+def test_a_restart_on_a_full_disk_is_refused_in_one_line_and_loses_nothing(small_disk):
+    path = small_disk.folder / 'pets.json'
+    server = StubProcess('--db', str(path), '--quiet')
+    port = port_of(server.url)
+    assert [create(port, name)[0] for name in ('Rex', 'Bella')] == [201, 201]
+    server.kill()  # the log holds both; the next start must fold it in
+    small_disk.fill()
+    refused = subprocess.run([sys.executable, str(MODULE), '--db', str(path), '--port', '0'],
+                             capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 1
+    assert refused.stderr.count('\n') == 1
+    assert 'No space left on device' in refused.stderr
+    small_disk.free()
+    restarted = StubProcess('--db', str(path), '--quiet')
+    assert names(port_of(restarted.url)) == ['Rex', 'Bella']
+    assert restarted.stop(signal.SIGTERM) == 0

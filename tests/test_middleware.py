@@ -1,28 +1,18 @@
-"""Safe on your machine: what a web page can do to a stub running on loopback.
-
-A page on another site can point a name of its own at 127.0.0.1 (DNS rebinding): its
-requests then carry that name in Host, and the stub refuses them. With --cors, pages
-on any origin may call the API, never the admin endpoints. The page at / and the
-documents tell the browser to run nothing injected into them, and to frame them nowhere.
-"""
+"""The middleware around the app: the Host check against DNS rebinding (and the hosts allowed),
+CORS (none on the admin endpoints), a proxy's X-Forwarded-* headers, and the access log's lines."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import http.client
 import json
 import re
-import signal
-import socket
 
 import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import AUTH, KEY, StubProcess
+from conftest import AUTH, JSON, KEY, PREFLIGHT, call_once, connect, send
 
-JSON = 'application/json'
 FOREIGN_ORIGIN = 'https://evil.example'
 
 #: Host headers a rebinding page sends: its own name, whatever the address behind it.
@@ -58,35 +48,6 @@ TARGETS = [
     pytest.param('OPTIONS', '/__admin/reset', None, {'Access-Control-Request-Method': 'POST'},
                  id='a preflight to the admin endpoints'),
 ]
-
-
-def send(port: int, method: str, path: str, host: str | None = None, body=None,
-         headers=None) -> tuple[int, dict[str, str], bytes]:
-    """One request over a fresh connection, with ``host`` as its Host header; the status,
-    the headers (names in lower case) and the body."""
-    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
-    sent = {**AUTH, **(headers or {})}
-    if host is not None:
-        sent['Host'] = host.format(port=port)
-    if body is not None:
-        sent['Content-Type'] = JSON
-    try:
-        connection.request(method, path, None if body is None else json.dumps(body), sent)
-        response = connection.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-    finally:
-        connection.close()
-
-
-def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str]]:
-    """Send raw bytes that the server refuses as not valid HTTP; the status and headers."""
-    with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
-        connection.sendall(raw)
-        data = b''
-        while chunk := connection.recv(65536):  # the server closes after a refusal
-            data += chunk
-    status_line, *lines = data.partition(b'\r\n\r\n')[0].decode('latin-1').split('\r\n')
-    return int(status_line.split()[1]), dict(line.split(': ', 1) for line in lines)
 
 
 def assert_refused(status: int, headers: dict[str, str], payload: bytes, host: str) -> None:
@@ -211,28 +172,6 @@ def test_a_refusal_is_in_the_access_log():
     assert ' GET /v1/pets 421 ' in lines[0]
 
 
-@pytest.mark.slow  # a stub process
-@pytest.mark.parametrize('flags, host, status', [
-    pytest.param([], 'evil.example:{port}', 421, id='a foreign name'),
-    pytest.param(['--admin', '--cors'], 'evil.example:{port}', 421,
-                 id='a foreign name, with --admin and --cors'),
-    pytest.param([], 'localhost:{port}', 200, id='localhost'),
-    pytest.param(['--allow-host', 'pets.local'], 'pets.local:{port}', 200, id='--allow-host'),
-    pytest.param(['--trust-proxy'], 'evil.example:{port}', 200,
-                 id='behind a proxy, any name'),
-])
-def test_the_command_line_checks_the_host_on_loopback(flags, host, status):
-    process = StubProcess('--db', ':memory:', '--fixtures', '--quiet', *flags)
-    port = int(process.url.split(':')[2].split('/')[0])
-    created = send(port, 'POST', '/v1/pets', host, {'name': 'Evil', 'categoryId': 1})[0]
-    assert created == (201 if status == 200 else 421)
-    if '--admin' in flags:
-        assert send(port, 'POST', '/__admin/reset', host)[0] == 421
-    pets = json.loads(send(port, 'GET', '/v1/pets?limit=100')[2])
-    assert len(pets) == (14 if status == 200 else 13)  # the demo animals are all still there
-    assert process.stop(signal.SIGTERM) == 0
-
-
 # -- the Host check, in-process and as settings --------------------------------------
 
 def test_an_in_process_app_answers_any_host_unless_told():
@@ -251,26 +190,6 @@ def test_webtest_sends_localhost_so_an_in_process_app_with_the_check_is_answered
 
 def test_the_petstore_app_fixture_is_answered(petstore_app):
     assert petstore_app.get('/v1/pets').status_int == 200
-
-
-@pytest.mark.parametrize('host, trust_proxy, checked', [
-    pytest.param('127.0.0.1', False, True, id='127.0.0.1'),
-    pytest.param('127.0.0.2', False, True, id='another address of 127/8'),
-    pytest.param('localhost', False, True, id='localhost'),
-    pytest.param('::1', False, True, id='::1'),
-    pytest.param('127.0.0.1', True, False, id='loopback behind a proxy'),
-    pytest.param('0.0.0.0', False, False, id='every interface'),
-    pytest.param('::', False, False, id='every IPv6 interface'),
-    pytest.param('192.168.1.5', False, False, id='a LAN address'),
-])
-def test_the_host_check_is_on_only_on_loopback_without_a_proxy(monkeypatch, host, trust_proxy,
-                                                               checked):
-    apps = []
-    monkeypatch.setattr(stub.StubServer, 'bind', lambda server: None)  # not all are ours
-    monkeypatch.setattr(stub.StubServer, 'serve_forever', lambda server: apps.append(server.app))
-    proxy = ['--trust-proxy'] if trust_proxy else []
-    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:', *proxy]) == 0
-    assert (apps[0].allowed_hosts is not None) is checked
 
 
 @pytest.mark.parametrize('text, name', [
@@ -314,6 +233,82 @@ def test_create_stub_refuses_one_string_for_allowed_hosts():
         stub.create_stub(allowed_hosts='pets.local')
 
 
+# -- CORS ------------------------------------------------------------------------
+
+def request(server: stub.StubServer, method: str, path: str, headers: dict, body=None):
+    connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
+    try:
+        connection.request(method, path, body, headers)
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+def test_a_preflight_needs_no_key_and_allows_authorization():
+    with stub.serve(cors=True) as server:
+        status, headers, body = request(server, 'OPTIONS', '/v1/pets', PREFLIGHT)
+    assert (status, body) == (204, b'')
+    assert headers['Access-Control-Allow-Origin'] == '*'
+    assert {'GET', 'POST'} <= set(headers['Access-Control-Allow-Methods'].replace(' ', '').split(','))
+    assert 'authorization' in headers['Access-Control-Allow-Headers'].lower()
+    assert 'content-type' in headers['Access-Control-Allow-Headers'].lower()
+
+
+def test_a_cross_origin_create_can_read_its_location():
+    with stub.serve(cors=True) as server:
+        status, headers, body = request(
+            server, 'POST', '/v1/pets', {**AUTH, 'Origin': 'https://demo.example',
+                                         'Content-Type': 'application/json'},
+            json.dumps({'name': 'Rex', 'categoryId': 1}))
+    assert status == 201
+    assert headers['Access-Control-Allow-Origin'] == '*'
+    assert 'Location' in headers['Access-Control-Expose-Headers']
+
+
+@pytest.mark.parametrize('headers, status', [
+    pytest.param({}, 401, id='no key'),
+    pytest.param(AUTH, 404, id='no such path'),
+])
+def test_errors_carry_cors_headers_so_a_browser_can_read_them(headers, status):
+    with stub.serve(cors=True) as server:
+        got, response_headers, body = request(server, 'GET', '/v1/nothing' if headers else '/v1/pets',
+                                               {**headers, 'Origin': 'https://demo.example'})
+    assert got == status
+    assert response_headers['Access-Control-Allow-Origin'] == '*'
+    assert json.loads(body)['status'] == status
+
+
+def test_cors_is_off_by_default():
+    with stub.serve() as server:
+        _, headers, _ = request(server, 'GET', '/v1/pets', {**AUTH, 'Origin': 'https://x.example'})
+    assert 'Access-Control-Allow-Origin' not in headers
+
+
+@pytest.mark.parametrize('path, status, code', [
+    pytest.param('/v1/pets', 403, 'cors_not_enabled', id='the API'),
+    pytest.param('/v1/nothing', 403, 'cors_not_enabled', id='no such path'),
+    pytest.param('/__admin/reset', 401, 'unauthorized', id='an admin endpoint'),
+])
+def test_without_cors_a_preflight_is_told_of_the_flag_but_not_on_admin_paths(path, status, code):
+    with stub.serve() as server:
+        got, headers, body = request(server, 'OPTIONS', path, PREFLIGHT)
+    error = json.loads(body)
+    assert (got, error['code']) == (status, code)
+    assert ('--cors' in error['message']) == (status == 403)
+    assert 'Access-Control-Allow-Origin' not in headers
+
+
+def test_the_access_log_hints_at_cors_the_first_time_only():
+    lines = []
+    client = webtest.TestApp(stub.create_stub(access_log=lines.append))
+    for _ in range(2):
+        client.options('/v1/pets', headers=PREFLIGHT, status=403)
+    hints = [line for line in lines if 'OPTIONS' not in line]
+    assert hints == ['petstore-stub: a page on https://demo.example asked to call the API; '
+                     'restart the stub with --cors to let it']
+
+
 # -- no CORS on the admin endpoints -----------------------------------------------------
 
 @pytest.mark.parametrize('path', ['/__admin/reset', '/__admin/requests', '/__admin/fixtures',
@@ -342,58 +337,140 @@ def test_with_cors_the_api_stays_open_to_any_origin(server):
     assert (status, headers['access-control-allow-origin']) == (200, '*')
 
 
-@pytest.mark.parametrize('target', ['/__admin/reset', '/%5F%5Fadmin/reset',
-                                    'http://127.0.0.1/__admin/reset'])
-def test_a_protocol_error_on_an_admin_endpoint_carries_no_cors_header(server, target):
-    raw = f'POST {target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n'.encode()
-    status, headers = exchange(server.port, raw)
-    assert status == 400
-    assert 'Access-Control-Allow-Origin' not in headers
+# -- behind a proxy ----------------------------------------------------------------
+
+FORWARDED = {'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pets.example.com',
+             'X-Forwarded-Port': '443'}
 
 
-def test_a_protocol_error_on_the_api_still_carries_the_cors_header(server):
-    raw = b'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n'
-    assert exchange(server.port, raw)[1]['Access-Control-Allow-Origin'] == '*'
+def served_base_url(trust_proxy: bool) -> str:
+    with stub.StubServer(stub.create_stub(trust_proxy=trust_proxy)) as server:
+        _, _, body = request(server, 'GET', '/', FORWARDED)
+    return json.loads(body)['base_url']
 
 
-# -- the headers of the page and the documents --------------------------------------------
-
-def inline(page: str, tag: str) -> list[str]:
-    return re.findall(rf'<{tag}>(.*?)</{tag}>', page, flags=re.DOTALL)
+def test_forwarded_headers_are_ignored_by_default():
+    assert served_base_url(trust_proxy=False).startswith('http://127.0.0.1:')
 
 
-def sha256_source(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+def test_trust_proxy_takes_the_public_scheme_and_host():
+    assert served_base_url(trust_proxy=True) == 'https://pets.example.com/v1'
 
 
-def test_the_page_allows_only_its_own_origin_and_its_own_inline_code(server):
-    status, headers, payload = send(server.port, 'GET', '/', headers={'Accept': 'text/html'})
-    assert status == 200 and headers['content-type'].startswith('text/html')
-    policy = dict(part.strip().split(' ', 1) for part in
-                  headers['content-security-policy'].split(';'))
-    page = payload.decode()
-    assert policy['default-src'] == "'self'"
-    assert policy['frame-ancestors'] == "'none'"
-    assert policy['script-src'] == ' '.join(map(sha256_source, inline(page, 'script')))
-    assert policy['style-src'] == ' '.join(map(sha256_source, inline(page, 'style')))
-    assert (policy['object-src'], policy['base-uri']) == ("'none'", "'none'")
-    assert 'unsafe' not in headers['content-security-policy']
-    assert headers['x-content-type-options'] == 'nosniff'
-    assert headers['referrer-policy'] == 'no-referrer'
+def test_location_is_a_path_so_it_stays_right_behind_any_proxy():
+    with stub.serve() as server:
+        status, headers, _ = request(server, 'POST', '/v1/pets',
+                                     {**AUTH, **FORWARDED, 'Content-Type': 'application/json'},
+                                     json.dumps({'name': 'Rex', 'categoryId': 1}))
+    assert (status, headers['Location']) == (201, '/v1/pets/1')
 
 
-@pytest.mark.parametrize('method, path, accept', [
-    pytest.param('GET', '/', '*/*', id='the JSON index'),
-    pytest.param('HEAD', '/', 'text/html', id='the page, HEAD'),
-    pytest.param('GET', '/v1/openapi.json', '*/*', id='the OpenAPI description'),
-    pytest.param('HEAD', '/v1/openapi.json', '*/*', id='the OpenAPI description, HEAD'),
-    pytest.param('GET', '/favicon.ico', 'image/*', id='the favicon'),
+def status_of(url: str, method: str, path: str, headers: dict) -> int:
+    connection = connect(url)
+    try:
+        connection.request(method, path, headers={**AUTH, **headers})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+def base_url_behind_proxy(headers: dict) -> tuple[int, dict]:
+    with stub.StubServer(stub.create_stub(trust_proxy=True)) as server:
+        connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
+        connection.request('GET', '/', headers=headers)
+        response = connection.getresponse()
+        result = response.status, response.getheader('Content-Type'), json.loads(response.read())
+        connection.close()
+    return result
+
+
+@pytest.mark.parametrize('headers, base_url', [
+    pytest.param({'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pets.example.com',
+                  'X-Forwarded-Port': '8443'}, 'https://pets.example.com:8443/v1', id='a port'),
+    pytest.param({'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'pets.example.com',
+                  'X-Forwarded-Port': '443'}, 'https://pets.example.com/v1', id='the default'),
+    pytest.param({'X-Forwarded-Proto': 'https, http', 'X-Forwarded-Host': 'a.example, b.example'},
+                 'http://b.example/v1', id="the proxy's own, appended last"),
+    pytest.param({'X-Forwarded-Host': 'pets.example.com:8080'}, 'http://pets.example.com:8080/v1',
+                 id='a host with its port'),
 ])
-def test_each_document_has_the_security_headers(server, method, path, accept):
-    status, headers, _ = send(server.port, method, path, headers={'Accept': accept})
-    assert status in (200, 204)
-    assert "frame-ancestors 'none'" in headers['content-security-policy']
-    if accept != 'text/html':
-        assert headers['content-security-policy'] == "default-src 'none'; frame-ancestors 'none'"
-    assert headers['x-content-type-options'] == 'nosniff'
-    assert headers['referrer-policy'] == 'no-referrer'
+def test_trust_proxy_takes_scheme_host_and_port_from_the_proxy(headers, base_url):
+    status, _, index = base_url_behind_proxy(headers)
+    assert (status, index['base_url']) == (200, base_url)
+
+
+@pytest.mark.parametrize('headers', [
+    pytest.param({'X-Forwarded-Proto': 'ftp'}, id='a scheme'),
+    pytest.param({'X-Forwarded-Port': '70000'}, id='a port'),
+    pytest.param({'X-Forwarded-Host': 'evil.example/path'}, id='a host'),
+    pytest.param({'X-Forwarded-Host': 'evil.example:99999'}, id='a host with a bad port'),
+    pytest.param({'X-Forwarded-For': 'not-an-address'}, id='a client'),
+    pytest.param({'X-Forwarded-For': '203.0.113.7:'}, id='a client with an empty port'),
+    pytest.param({'X-Forwarded-For': '2001:db8::1]:443'}, id='a client with half its brackets'),
+])
+def test_a_forwarded_header_that_is_no_value_is_a_400_error_body_naming_it(headers):
+    status, content_type, error = base_url_behind_proxy(headers)
+    assert (status, content_type, error['code']) == (400, 'application/json', 'invalid_header')
+    assert set(error) == {'code', 'message', 'status'}
+    (name, value), = headers.items()
+    assert error['message'].startswith(f'{name} must be') and repr(value) in error['message']
+
+
+def test_the_access_log_names_the_client_the_proxy_reports():
+    lines = []
+    with stub.StubServer(stub.create_stub(access_log=lines.append, trust_proxy=True)) as server:
+        connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
+        connection.request('GET', '/', headers={'X-Forwarded-For': '203.0.113.7, 198.51.100.2'})
+        connection.getresponse().read()
+        connection.close()
+    (line,) = lines
+    assert ' 198.51.100.2 GET / 200 ' in line
+
+
+@pytest.mark.parametrize('client, address', [
+    pytest.param('203.0.113.7:51234', '203.0.113.7', id='IPv4 with a port'),
+    pytest.param('[2001:db8::1]:443', '2001:db8::1', id='IPv6 in brackets with a port'),
+    pytest.param('[2001:db8::1]', '2001:db8::1', id='IPv6 in brackets'),
+    pytest.param('2001:db8::1', '2001:db8::1', id='IPv6 alone'),
+    pytest.param('unknown', 'unknown', id='unknown'),
+    pytest.param('_hidden:_port', '_hidden', id='obfuscated, with an obfuscated port'),
+])
+def test_trust_proxy_takes_each_form_of_x_forwarded_for_a_proxy_sends(client, address):
+    lines = []
+    with stub.StubServer(stub.create_stub(access_log=lines.append, trust_proxy=True)) as server:
+        status = status_of(server.url, 'GET', '/', headers={'X-Forwarded-For': client})
+    assert status == 200
+    assert f' {address} GET / 200 ' in lines[0]
+
+
+def test_a_forwarded_header_that_is_no_value_is_journalled_as_its_400():
+    app = stub.create_stub(trust_proxy=True)
+    with stub.StubServer(app) as server:
+        status_of(server.url, 'GET', '/v1/pets', headers={'X-Forwarded-For': 'nowhere'})
+    (entry,) = app.requests
+    assert (entry['path'], entry['status'], entry['error']['code']) == (
+        '/v1/pets', 400, 'invalid_header')
+
+
+# -- the access log ------------------------------------------------------------------
+
+def test_the_access_log_prints_a_line_per_request():
+    # The command line sends these lines to stdout (test_cli); here, one from a real socket.
+    lines = []
+    with stub.StubServer(stub.create_stub(access_log=lines.append)) as server:
+        call_once(server.url, 'GET', '/v1/pets?limit=3')
+    (line,) = lines
+    assert re.fullmatch(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d 127\.0\.0\.1 GET /v1/pets\?limit=3 200 \d+\.\dms',
+                        line)
+
+
+def test_control_characters_in_the_path_are_escaped_in_the_access_log():
+    import webtest
+    lines = []
+    webtest.TestApp(stub.create_stub(access_log=lines.append)).get('/v1/pets%0Aforged%1B[31m',
+                                                                   status=401)
+    (line,) = lines
+    assert ' GET /v1/pets\\x0aforged\\x1b[31m 401 ' in line
+    assert line.isprintable()

@@ -1,0 +1,184 @@
+"""The journal: each request as the client sent it, in order, kept within its bounds in every
+field, its body whole or a slice of it."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+import webtest
+
+import petstore_stub as stub
+from conftest import (AUTH, JSON_HEADERS, StubProcess, call, call_once, connect, make_client,
+                      port_of, raw_post, rss_mb)
+
+REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
+
+
+def test_the_journal_records_each_request_in_order():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        before = time.time()
+        call(connection, 'POST', '/v1/pets', REX)
+        connection.request('POST', '/v1/pets', 'not json', {**AUTH, 'Content-Type': 'text/plain'})
+        connection.getresponse().read()
+        call(connection, 'GET', '/v1/pets?limit=5&status=sold')
+        connection.close()
+        first, second, third = server.requests
+    assert first['method'] == 'POST' and first['path'] == '/v1/pets'
+    assert first['operation'] == 'createPet'
+    assert first['body'] == REX
+    assert first['status'] == 201
+    assert first['headers']['Authorization'] == 'Bearer petstore-demo-key'
+    assert first['headers']['Content-Type'] == 'application/json'
+    assert before <= first['time'] <= second['time'] <= third['time'] <= time.time()
+    assert (second['body'], second['status']) == ('not json', 415)
+    assert (third['query'], third['body'], third['status']) == ('limit=5&status=sold', None, 200)
+
+
+def test_the_journal_records_refused_requests_too():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        connection.request('GET', '/v1/pets')
+        connection.getresponse().read()
+        connection.request('GET', '/v1/nowhere', headers=AUTH)
+        connection.getresponse().read()
+        connection.close()
+        assert [(r['path'], r['operation'], r['status']) for r in server.requests] == [
+            ('/v1/pets', None, 401), ('/v1/nowhere', None, 404)]
+
+
+def test_a_utf8_header_value_is_journalled_as_sent():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        connection.request('GET', '/v1/pets', headers={**AUTH, 'X-Who': 'José'.encode()})
+        connection.getresponse().read()
+        connection.close()
+        assert server.requests[0]['headers']['X-Who'] == 'José'
+        server.assert_called('listPets', headers={'X-Who': 'José'})
+
+
+@pytest.mark.parametrize('path, headers', [
+    pytest.param('/v1/pets/999', AUTH, id='no such pet'),
+    pytest.param('/v1/pets?limit=0', AUTH, id='a bad limit'),
+    pytest.param('/v1/nowhere', AUTH, id='no such path'),
+    pytest.param('/v1/pets', {}, id='no key'),
+])
+def test_a_head_error_is_journalled_with_its_code_and_message_as_a_get_is(path, headers):
+    client = webtest.TestApp(stub.create_stub())
+    for method in ('GET', 'HEAD'):
+        client.request(path, method=method, headers=headers, status='*')
+    got, head = client.app.requests
+    assert head['error'] == got['error'] is not None
+
+
+def test_the_journal_keeps_the_last_1000_requests():
+    client = make_client(stub.create_stub())
+    for number in range(1005):
+        client.get(f'/v1/pets?limit={number % 100 + 1}')
+    entries = client.app.requests
+    assert len(entries) == 1000
+    assert entries[0]['query'] == 'limit=6'
+    assert entries[-1]['query'] == 'limit=5'
+
+
+def test_a_full_journal_of_bodies_of_many_small_values_stays_within_its_bound():
+    client = make_client(stub.create_stub(journal_size=100))
+    many_objects = b'[' + b','.join([b'{}'] * 1365) + b']'  # 4 KiB
+    client.post('/v1/pets', many_objects, headers={'Content-Type': 'application/json'},
+                status=400)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(100):
+            client.post('/v1/pets', many_objects, headers={'Content-Type': 'application/json'},
+                        status=400)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 100 * 12_000  # about 10 KB an entry, as the README says
+    assert client.app.requests[-1]['body'] == [{}] * 1365  # read as JSON all the same
+
+
+def test_the_journal_size_can_be_set():
+    with stub.serve(journal_size=2) as server:
+        for limit in (1, 2, 3):
+            call_once(server.url, 'GET', f'/v1/pets?limit={limit}')
+        assert [r['query'] for r in server.requests] == ['limit=2', 'limit=3']
+
+
+def test_a_journal_of_size_0_keeps_nothing():
+    with stub.serve(journal_size=0) as server:
+        assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
+        assert server.requests == []
+
+
+@pytest.mark.parametrize('body', [
+    pytest.param(b'"\\ud800"', id='lone surrogate'),
+    pytest.param(b'{"name": "Rex", "categoryId": 1e400}', id='number past a float'),
+    pytest.param(b'{"s": ' + b'[' * 972 + b']' * 972 + b'}', id='nested just within the parser'),
+])
+def test_a_body_that_cannot_go_out_again_as_json_is_journalled_as_text(body):
+    with stub.serve() as server:  # on a real server, whose stack is deeper than WebTest's
+        connection = connect(server.url)
+        try:
+            connection.request('POST', '/v1/pets', body, JSON_HEADERS)
+            refused = connection.getresponse()
+            assert (refused.status, json.loads(refused.read())['code']) == (400, 'invalid_body')
+            connection.request('GET', '/__admin/requests', headers=AUTH)
+            response = connection.getresponse()
+            assert response.status == 200
+            journal = stub.loads_strict(response.read().decode('utf-8'))  # no Infinity, surrogate
+        finally:
+            connection.close()
+    assert [entry['body'] for entry in journal] == [body.decode('utf-8')]
+
+
+def test_a_journal_entry_is_bounded_in_every_field():
+    app = stub.create_stub()
+    import webtest
+    client = webtest.TestApp(app)
+    headers = {f'X-H{n}': 'v' * 1000 for n in range(20)}
+    client.post(f'/v1/{"p" * 5000}?{"q" * 5000}', b'x' * 100_000, headers=headers, status=401)
+    (entry,) = app.requests
+    assert entry['truncated'] is True
+    assert len(entry['path']) == len(entry['query']) == stub.JOURNAL_TEXT_CHARS
+    assert len(entry['body']) == stub.JOURNAL_BODY_BYTES
+    assert sum(len(name) + len(value) for name, value in entry['headers'].items()) \
+        <= stub.JOURNAL_HEADER_CHARS
+    assert len(json.dumps(entry)) < 12_000
+
+
+def test_a_small_body_is_kept_whole_and_not_marked_truncated():
+    import webtest
+    app = stub.create_stub()
+    webtest.TestApp(app).post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}, headers=AUTH)
+    (entry,) = app.requests
+    assert (entry['body'], entry['truncated']) == ({'name': 'Rex', 'categoryId': 1}, False)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path('/proc/self/status').exists(), reason='reads RSS from /proc')
+def test_the_journal_keeps_a_slice_of_each_body_whatever_its_size():
+    server = StubProcess('--db', ':memory:', '--quiet', '--admin')
+    port = port_of(server.url)
+    mebibyte = b'x' * (1 << 20)
+    assert {raw_post(port, mebibyte, key=False) for _ in range(20)} == {401}
+    warmed = rss_mb(server.process.pid)
+    assert {raw_post(port, mebibyte, key=False) for _ in range(200)} == {401}
+    grown = rss_mb(server.process.pid) - warmed
+    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    connection.request('GET', '/__admin/requests', headers=AUTH)
+    journal = json.loads(connection.getresponse().read())
+    connection.close()
+    server.stop(signal.SIGTERM)
+    # Before, 120 such requests took RSS from 27 to 543 MB.
+    assert grown < 20, f'RSS grew {grown:.1f} MB over 200 bodies of 1 MiB'
+    assert len(journal) == 220
+    assert all(entry['truncated'] for entry in journal)
+    assert {len(entry['body']) for entry in journal} == {stub.JOURNAL_BODY_BYTES}
