@@ -335,6 +335,32 @@ def test_a_protocol_error_on_the_api_still_carries_the_cors_header(cors_server):
     assert refusal(cors_server.port, raw)[1]['Access-Control-Allow-Origin'] == '*'
 
 
+def test_a_malformed_options_request_gets_its_400_with_cors_never_a_preflights_204(cors_server):
+    raw = (b'OPTIONS /v1/pets HTTP/1.1\r\nHost: localhost\r\nOrigin: https://demo.example\r\n'
+           b'Access-Control-Request-Method: POST\r\nContent-Length: abc\r\n\r\n')
+    status, headers, payload = exchange(cors_server.port, raw)
+    assert (status, json.loads(payload)['code']) == (400, 'bad_request')
+    assert headers['Access-Control-Allow-Origin'] == '*'
+
+
+def test_a_malformed_request_is_answered_and_journalled_at_once_whatever_the_delay():
+    with stub.serve() as server:
+        server.delay = 60  # an API request would wait a minute; the client waits 10 seconds
+        status, _, payload = exchange(server.port, b'GARBAGE\r\n\r\n')
+        assert (status, json.loads(payload)['code']) == (400, 'bad_request')
+        assert [(entry['method'], entry['status']) for entry in server.requests] == [
+            ('GARBAGE', 400)]
+
+
+@pytest.mark.parametrize('target', ['/%5F%5Fadmin/reset', 'http://127.0.0.1/__admin/reset'])
+def test_a_malformed_request_to_an_admin_endpoint_however_spelled_is_not_journalled(server,
+                                                                                  target):
+    before = len(server.requests)
+    raw = f'POST {target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n'.encode()
+    assert exchange(server.port, raw)[0] == 400
+    assert len(server.requests) == before  # admin calls are never journalled, refused or not
+
+
 def test_requests_refused_before_the_app_are_in_the_access_log_too():
     lines = []
     with stub.StubServer(stub.create_stub(access_log=lines.append, trust_proxy=True)) as server:
