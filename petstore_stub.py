@@ -48,7 +48,7 @@ wraps it: ``create_stub()`` adds the fixture server's pieces, and
       The store the operations use
     Part 2: the machinery
       Durable storage: the TinyDB file, its log, and group commit
-      The fixture server: StubApp, and the Call each request carries
+      The fixture server: StubApp, and each request's Exchange
       The layers a request passes, outermost first
       Faults: a bottle plugin, and chaos
       The documents, the admin endpoints, the fixtures
@@ -969,7 +969,7 @@ class StubStore(PetStore):
             self._table.close()
 
 
-# -- The fixture server: StubApp, and the Call each request carries -------------
+# -- The fixture server: StubApp, and each request's Exchange ------------------
 #
 # StubApp (create_stub()) takes create_app()'s bottle app, adds the public documents and the admin
 # endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware, each
@@ -978,9 +978,10 @@ class StubStore(PetStore):
 #     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Cors
 #         -> the API (bottle: the key check, a route, its fault), or the server's refusal
 #
-# What the layers share about one request travels on its Call, the one key the stub adds to the
-# WSGI environ: the outermost layer makes it, inner layers write what they did, and outer ones
-# read it once the answer is given. No layer calls back into one outside it.
+# What the layers share about one request, and its answer, travels on its Exchange, the one key
+# the stub adds to the WSGI environ: the server adapter makes it (StubApp, in process), inner
+# layers write on it what they did, and outer ones read it once the answer is given. Nothing is
+# called back through the environ: data goes in with the request and comes out with the answer.
 
 ADMIN_PREFIX = '/__admin/'
 #: What the journal keeps of each request (see journal_entry()).
@@ -996,13 +997,13 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
-#: The WSGI environ key of the request's Call.
-CALL = 'petstore_stub.call'
+#: The WSGI environ key of a request's Exchange.
+EXCHANGE = 'petstore_stub.exchange'
 
 
-class Call:
-    """One request on its way through the fixture server: what its layers share. The server
-    adapter makes it as the request's head arrives (StubApp does, in process)."""
+class Exchange:
+    """One request and its answer, on their way through the fixture server: what its layers
+    share. The server adapter makes it as the request's head arrives (StubApp, in process)."""
 
     __slots__ = ('received', 'refusal', 'can_close', 'status', 'error', 'fault', 'page', 'close',
                  'hold')
@@ -1049,7 +1050,7 @@ class StubApp:
         self.api = api = create_app(store, api_keys, base_path, public_paths=(
             '/', f'{base_path}/openapi.json', FAVICON,
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
-            error_handler=render_on_call)
+            error_handler=render_noted)
         self.api_keys, self.base_path, self.admin = tuple(api_keys), base_path, admin
         #: For check(): each failure inside the app, cut loose from its frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
@@ -1071,12 +1072,12 @@ class StubApp:
         api.install(DocumentHeaders())
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        call = environ.get(CALL)
-        if call is None:  # in process: no server made one
-            call = environ[CALL] = Call(time.monotonic_ns())
+        exchange = environ.get(EXCHANGE)
+        if exchange is None:  # in process: no server made one
+            exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
 
         def starting(status: str, headers: list, exc_info: Any = None) -> Callable:
-            call.status = int(status[:3])
+            exchange.status = int(status[:3])  # as sent, whichever layer sends it
             if exc_info is not None:  # bottle hands over what failed, with its 500
                 self.errors.append(without_frames(exc_info[1]))
             return start_response(status, headers, exc_info)
@@ -1084,7 +1085,7 @@ class StubApp:
 
     def answer(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         """The innermost layer: the API, or the server's refusal of a request it could not parse."""
-        refusal = environ[CALL].refusal
+        refusal = environ[EXCHANGE].refusal
         if refusal is not None:
             return send_error(refusal, environ, start_response)
         return self.api(environ, start_response)
@@ -1163,9 +1164,10 @@ class StubApp:
         self.assert_called(what, times=0)
 
 
-def render_on_call(error: bottle.HTTPError) -> str:
-    """render_error(), with the error sent written on the request's Call."""
-    return render_error(bottle.request.environ[CALL].error_sent(as_api_error(error)))
+def render_noted(error: bottle.HTTPError) -> str:
+    """render_error(), noting the error sent on the request's Exchange: the API's error handler
+    in the fixture server (send_error() is the layers')."""
+    return render_error(bottle.request.environ[EXCHANGE].error_sent(as_api_error(error)))
 
 
 def as_value_error(parse: Callable[..., dict], document: dict, **options: Any) -> dict:
@@ -1208,7 +1210,7 @@ class AccessLog:
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
         result = self.app(environ, start_response)
-        call = environ[CALL]
+        exchange = environ[EXCHANGE]
         if environ['PATH_INFO'] != FAVICON:
             query = environ.get('QUERY_STRING')
             target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
@@ -1216,10 +1218,10 @@ class AccessLog:
             # A refusal's request line may have no target, or be no line at all ('-').
             self.log(log_line(environ.get('REMOTE_ADDR') or '-',
                               f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
-                              str(call.close or call.status or 'dropped'),
-                              '-' if call.refusal else
+                              str(exchange.close or exchange.status or 'dropped'),
+                              '-' if exchange.refusal else
                               f'{(time.perf_counter() - started) * 1000:.1f}ms'))
-        if call.error and call.error['code'] == 'cors_not_enabled' and not self._hinted:
+        if not self._hinted and exchange.error and exchange.error['code'] == 'cors_not_enabled':
             self._hinted = True
             origin = printable(environ['HTTP_ORIGIN'][:200])
             self.log(f'petstore-stub: a page on {origin} asked to call the API; '
@@ -1249,22 +1251,22 @@ class Fence:
         self._stopping = False  #: set by release(): nothing is held any more
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        call = environ[CALL]
+        exchange = environ[EXCHANGE]
         # A refusal is answered at once; a reset, admin as it is, must not wait for itself.
-        if call.refusal is not None or is_admin_call(environ):
+        if exchange.refusal is not None or is_admin_call(environ):
             return self.app(environ, start_response)
         with self._lock:
             self._lock.wait_for(lambda: not self._cutting)
-            stale = call.received < self._cut_at
+            stale = exchange.received < self._cut_at
             self.under_way += 1
         try:
-            if stale or self.delay and self.hold(self.delay, call):
-                call.close = 'dropped'
+            if stale or self.delay and self.hold(self.delay, exchange):
+                exchange.close = 'dropped'
                 start_response('204 No Content', [])  # goes nowhere: the server closes instead
                 return []
             result = self.app(environ, start_response)
-            if call.hold:  # a hang, recorded by now
-                self.hold(call.hold, call)
+            if exchange.hold:  # a hang, recorded by now
+                self.hold(exchange.hold, exchange)
             return result
         finally:
             with self._lock:
@@ -1272,12 +1274,12 @@ class Fence:
                 if self._cutting:  # only a cut waits for this count
                     self._lock.notify_all()
 
-    def hold(self, seconds: float, call: Call) -> bool:
+    def hold(self, seconds: float, exchange: Exchange) -> bool:
         """Hold this request (a worker thread) for ``seconds``, or until release() or a cut that
         began after it arrived (even one over before it came here); True if let go early."""
         with self._lock:
             return self._lock.wait_for(
-                lambda: self._stopping or call.received < self._cut_at, seconds)
+                lambda: self._stopping or exchange.received < self._cut_at, seconds)
 
     def release(self) -> None:
         """Let every held request go, and hold none again: the server stops."""
@@ -1349,12 +1351,12 @@ class Journal:
             return self.app(environ, start_response)
         body = KeptBody(environ)
         result = self.app(environ, start_response)
-        call = environ[CALL]
-        if not call.page:  # a browser's visit is no call
-            entry = journal_entry(environ, call, body.whole())
+        exchange = environ[EXCHANGE]
+        if not exchange.page:  # a browser's visit is no call
+            entry = journal_entry(environ, exchange, body.whole())
             with self._lock:
-                if call.received >= self._cut_at:
-                    self._entries.append((call.received, {**entry,
+                if exchange.received >= self._cut_at:
+                    self._entries.append((exchange.received, {**entry,
                                                           'sequence': next(self._sequence)}))
         return result
 
@@ -1396,14 +1398,14 @@ class KeptBody:
         return bytes(self._kept)
 
 
-def journal_entry(environ: dict, call: Call, body: bytes) -> dict:
+def journal_entry(environ: dict, exchange: Exchange, body: bytes) -> dict:
     """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
     of the query, JOURNAL_HEADER_CHARS of the headers, and the body's first JOURNAL_BODY_BYTES and
     one more, as bytes (parsed when read). ``truncated`` says whether anything was cut."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ)
-    status = None if call.close else call.status
-    error = call.error if status and status >= 400 else None
+    status = None if exchange.close else exchange.status
+    error = exchange.error if status and status >= 400 else None
     return {
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
@@ -1413,7 +1415,7 @@ def journal_entry(environ: dict, call: Call, body: bytes) -> dict:
         'body': body[:JOURNAL_BODY_BYTES + 1],
         'status': status,
         'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
-        'fault': call.fault,
+        'fault': exchange.fault,
         'time': time.time(),
         'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
                       or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
@@ -1591,7 +1593,8 @@ class Cors:
         if is_admin_call(environ):  # a preflight among them: the key check refuses it
             return self.app(environ, start_response)
         # The server's refusal of a request it could not parse is no preflight, whatever its method.
-        preflight = environ['REQUEST_METHOD'] == 'OPTIONS' and environ[CALL].refusal is None
+        preflight = (environ['REQUEST_METHOD'] == 'OPTIONS'
+                     and environ[EXCHANGE].refusal is None)
         if not self.allow:
             if (preflight and 'HTTP_ORIGIN' in environ
                     and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ):
@@ -1618,8 +1621,8 @@ class Cors:
 
 
 def send_error(error: ApiError, environ: dict, start_response: Callable) -> list[bytes]:
-    """Answer with an ApiError from outside bottle (a middleware), written on the Call."""
-    environ[CALL].error_sent(error)
+    """Answer with an ApiError from a layer outside bottle, noting it on the Exchange."""
+    environ[EXCHANGE].error_sent(error)
     start_response(error.status_line, error.headerlist)
     return [error.body.encode('utf-8')]
 
@@ -1630,9 +1633,9 @@ class FaultPlugin:
     """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation once
     the key has been accepted (a 401 stays a 401). ``hold`` is the fence's, for a slow answer."""
 
-    name, api = 'faults', 2
+    name, api = 'faults', 2  # api: the version of bottle's plugin interface
 
-    def __init__(self, hold: Callable[[float, Call], bool]) -> None:
+    def __init__(self, hold: Callable[[float, Exchange], bool]) -> None:
         self.hold = hold
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
         self._random = random.Random()
@@ -1646,41 +1649,45 @@ class FaultPlugin:
 
         @functools.wraps(callback)
         def operation_or_fault(*args: Any, **kwargs: Any) -> Any:
+            # A look without the lock, which _take() takes: most requests meet no fault.
             fault = self._take(route.name) if self._queue or self.chaos else None
             if fault is None:
                 return callback(*args, **kwargs)
-            return self.fire(fault, bottle.request.environ[CALL], lambda: callback(*args, **kwargs))
+            exchange = bottle.request.environ[EXCHANGE]
+            return self.fire(fault, exchange, lambda: callback(*args, **kwargs))
         return operation_or_fault
 
-    def fire(self, fault: dict, call: Call, run: Callable[[], Any]) -> Any:
+    def fire(self, fault: dict, exchange: Exchange, run: Callable[[], Any]) -> Any:
         """Answer with ``fault``: a status, drop, reset or hang in place of the operation ``run``;
-        truncate, malformed or slow altering its answer, so that it runs (a create stores its pet)."""
-        kind = call.fault = fault['fault']
+        truncate, malformed or slow altering its answer, so that it runs (a create stores its
+        pet)."""
+        kind = exchange.fault = fault['fault']
         if isinstance(kind, int):
             raise fault_error(kind, fault)
         if kind in ('drop', 'reset', 'hang'):
-            if not call.can_close:  # in process, as petstore_app is
+            if not exchange.can_close:  # in process, as petstore_app is
                 raise ApiError(500, 'fault_needs_a_server',
                                f'a {kind!r} fault closes the connection, and this request came '
                                'over none: use petstore_server or serve(), not petstore_app')
             # The journal records it with no response as this returns; the fence then holds a
             # hang, and the server closes the connection: a test may assert on a request still
             # hanging, and a client that sees the close may send its next at once.
-            call.close, call.hold = 'reset' if kind == 'reset' else 'dropped', fault['seconds']
+            exchange.close = 'reset' if kind == 'reset' else 'dropped'
+            exchange.hold = fault['seconds']
             return ''
         # The fault alters the answer the operation gives, an error (a 404, say) as well as a
         # success: a fault taken from the queue is never spent on nothing.
         try:
             body = run()
-        except ApiError as error:  # rendered as bottle would, before the body is altered
-            body = render_error(call.error_sent(error))
+        except ApiError as error:
+            body = render_noted(error)  # as bottle would, before the body is altered
         if kind == 'malformed':
             return b'{"fault": "malformed", this is not JSON}\n'
         data = body.encode('utf-8')
         bottle.response.content_length = len(data)  # the whole body's length, in every case
         if kind == 'truncate':
             return data[:len(data) // 2]
-        return drip(data, fault['seconds'], lambda pause: self.hold(pause, call))
+        return drip(data, fault['seconds'], lambda pause: self.hold(pause, exchange))
 
     def add(self, fault: dict) -> dict:
         with self._lock:
@@ -1836,7 +1843,7 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
         first = bottle.request.get_header('Accept', '').split(',')[0].split(';')[0]
         if first.strip().lower() == 'text/html':  # a browser's; not curl's */*, nor a script's
             bottle.response.content_type = 'text/html; charset=utf-8'
-            bottle.request.environ[CALL].page = True
+            bottle.request.environ[EXCHANGE].page = True
             demo = DEMO_API_KEY in api_keys and is_loopback(bottle.request.remote_addr or '')
             settings = {'basePath': base, 'demoKey': DEMO_API_KEY if demo else None, 'admin': admin}
             # In place of the page's defaults; escaped, so that no value can close its script.
@@ -1886,7 +1893,7 @@ class DocumentHeaders:
         @functools.wraps(callback)
         def document(*args: Any, **kwargs: Any) -> Any:
             body = callback(*args, **kwargs)
-            policy = (page_policy() if bottle.request.environ[CALL].page
+            policy = (page_policy() if bottle.request.environ[EXCHANGE].page
                       else "default-src 'none'; frame-ancestors 'none'")  # it loads nothing
             bottle.response.set_header('Content-Security-Policy', policy)
             bottle.response.set_header('X-Content-Type-Options', 'nosniff')
@@ -2286,9 +2293,10 @@ class ServerError(Exception):
 
 class Waitress:
     """The server, waitress 3.0. Only this class touches waitress's internals, each for something
-    its API lacks: its parser (stricter), its task (every request reaches the app with its Call,
-    one the parser refused too; a call the app closes unanswered is closed), its channel (the
-    writable() fix), its loggers (two warnings the faults provoke) and, to stop, its connections."""
+    its API lacks: its parser (stricter), its task (every request reaches the app with its
+    Exchange, one the parser refused too, and one the app answers with a close is closed), its
+    channel (the writable() fix), its loggers (two warnings the faults provoke) and, to stop, its
+    connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
@@ -2330,9 +2338,9 @@ class Waitress:
             return None
 
     class Task(waitress.task.WSGITask):
-        """waitress's call of the app, for every request: with its Call in the environ, and a
-        request the parser refused as well, for the app to answer with the Error and to journal
-        and log as any other."""
+        """waitress's call of the app, for every request: with its Exchange in the environ, and a
+        request the parser refused as well, for the app to answer with its Error, and journal and
+        log it, as any other."""
 
         def get_environment(self) -> dict:
             request = self.request
@@ -2341,7 +2349,7 @@ class Waitress:
                 environ, refusal = super().get_environment(), None
             else:
                 environ, refusal = self.refusal()
-            self.call = environ[CALL] = Call(received, refusal, can_close=True)
+            self.exchange = environ[EXCHANGE] = Exchange(received, refusal, can_close=True)
             return environ
 
         def refusal(self) -> tuple[dict, ApiError]:
@@ -2372,13 +2380,13 @@ class Waitress:
             """Send the response, unless the app asked to close the connection unanswered: with a
             FIN, or a TCP reset (RST) for 'reset'. Requests pipelined behind it then go unserved,
             as its client sees them go."""
-            if self.call.close is None:
+            if self.exchange.close is None:
                 return super().finish()
             self.close_on_finish = True
             channel = self.channel
             if channel.socket is None:  # closed already, by its client or by stop()
                 return
-            if self.call.close == 'dropped':
+            if self.exchange.close == 'dropped':
                 with contextlib.suppress(OSError):
                     channel.socket.shutdown(socket.SHUT_RDWR)
                 return

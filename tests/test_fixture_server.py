@@ -512,15 +512,15 @@ def test_after_a_stop_nothing_is_held_again():
     app = stub.create_stub()
     app.fence.release()
     # At once: a request that would wait for a worker must not.
-    assert app.fence.hold(30, stub.Call(time.monotonic_ns())) is True
+    assert app.fence.hold(30, stub.Exchange(time.monotonic_ns())) is True
 
 
 def test_a_request_under_way_at_a_clear_holds_no_more_even_if_it_reaches_its_hold_after():
     app = stub.create_stub()
-    call = stub.Call(time.monotonic_ns())  # as the server makes one for a request it reads
+    exchange = stub.Exchange(time.monotonic_ns())  # as the server makes one, as a request arrives
     app.reset()
-    assert app.fence.hold(30, call) is True  # at once, though the reset is over
-    assert app.fence.hold(0.01, stub.Call(time.monotonic_ns())) is False  # a new request is held
+    assert app.fence.hold(30, exchange) is True  # at once, though the reset is over
+    assert app.fence.hold(0.01, stub.Exchange(time.monotonic_ns())) is False  # a new one is held
 
 
 @pytest.mark.parametrize('fault', ['drop', 'reset', 'hang'])

@@ -159,7 +159,7 @@ def test_the_admin_document_names_the_fault_kinds_and_operations_the_code_has(ad
     assert set(schemas['CallAssertion']['properties']) == {*schemas['CallFilter']['properties'],
                                                            'times'}
     assert set(schemas['JournalEntry']['required']) == {
-        *stub.journal_entry({'REQUEST_METHOD': 'GET'}, stub.Call(0), b''), 'sequence'}
+        *stub.journal_entry({'REQUEST_METHOD': 'GET'}, stub.Exchange(0), b''), 'sequence'}
 
 
 # -- the linters, as installed by .ci/run ---------------------------------------------
