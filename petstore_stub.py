@@ -2494,6 +2494,9 @@ class StubServer:
             raise AttributeError(name)
         return getattr(self.app, name)
 
+    def __dir__(self) -> list[str]:  # for completion: the test API is the server's too
+        return sorted({*super().__dir__(), *(name for name in dir(self.app) if name[0] != '_')})
+
     @property
     def delay(self) -> float:
         """StubApp.delay: seconds added before each API request, 0 to 60."""

@@ -579,3 +579,14 @@ def test_a_request_sent_while_a_reset_runs_waits_for_it_and_is_kept():
         assert (answers[0].status_code, answers[0].json()) == (201, {'id': 1, **REX})
         assert [entry['status'] for entry in app.requests] == [201]
         assert call_once(server.url, 'GET', '/v1/pets') == (200, [{'id': 1, **REX}])
+
+
+def test_a_server_offers_its_apps_test_api_to_read_set_and_list():
+    with stub.serve() as server:
+        assert {'add_pet', 'fail_next', 'assert_called', 'requests', 'reset', 'delay'} <= set(
+            dir(server))
+        assert server.fail_next.__doc__ == stub.StubApp.fail_next.__doc__
+        server.delay = 0.5
+        assert server.app.delay == server.delay == 0.5
+        with pytest.raises(AttributeError, match='no_such_thing'):
+            server.no_such_thing
