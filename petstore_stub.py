@@ -2306,7 +2306,7 @@ class Waitress:
         """waitress's parser, refusing requests RFC 9112 forbids or lets a server refuse."""
 
         def parse_header(self, header_plus: bytes) -> None:
-            self.petstore_received = time.monotonic_ns()  # for the Fence
+            self.petstore_received = time.monotonic_ns()  # when its Exchange begins
             # Looked for before waitress parses: it drops the header, even an empty one.
             encoded = re.search(rb'\r\ntransfer-encoding:', header_plus, re.IGNORECASE) is not None
             super().parse_header(header_plus)
@@ -2405,7 +2405,7 @@ class Waitress:
             closed.wait(5)
 
     class Channel(waitress.channel.HTTPChannel):
-        """waitress's connection, with the parser and the tasks above."""
+        """waitress's connection, with the parser and the task above (for refusals too)."""
 
         def writable(self) -> bool:
             # A speed fix: while a task runs, its buffered output waits for send_bytes, yet
