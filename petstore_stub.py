@@ -1052,7 +1052,8 @@ class StubApp:
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
             error_handler=render_noted)
         self.api_keys, self.base_path, self.admin = tuple(api_keys), base_path, admin
-        #: For check(): each failure inside the app, cut loose from its frames, and its traceback.
+        #: For check(): each failure inside the app or its server, cut loose from its frames, and
+        #: its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
         self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         # The layers, innermost first.
@@ -2475,7 +2476,6 @@ class StubServer:
         self.api_key = app.api_keys[0]
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
-        self.errors: list[BaseException] = []
 
     @property
     def url(self) -> str:
@@ -2510,8 +2510,7 @@ class StubServer:
         """Raise ServerError if anything failed inside the server since the last check; then
         AssertionError if a fault queued since the last reset() has not fired all its ``times``
         (the faults are dropped: the next check is clean)."""
-        errors = [*map(without_frames, self.errors), *self.app.errors]
-        self.errors.clear()
+        errors = list(self.app.errors)
         self.app.errors.clear()
         if errors:
             (first, text), more = errors[0], len(errors) - 1
@@ -2541,7 +2540,7 @@ class StubServer:
         try:
             self._server.run()
         except BaseException as error:
-            self.errors.append(error)
+            self.app.errors.append(without_frames(error))
             raise
 
     def stop(self) -> None:
