@@ -1051,7 +1051,7 @@ class StubApp:
             '/', f'{base_path}/openapi.json', FAVICON,
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
             error_handler=render_noted)
-        self.api_keys, self.base_path, self.admin = tuple(api_keys), base_path, admin
+        self.api_keys, self.base_path = tuple(api_keys), base_path
         #: For check(): each failure inside the app or its server, cut loose from its frames, and
         #: its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
