@@ -980,8 +980,9 @@ class StubStore(PetStore):
 #
 # What the layers share about one request, and its answer, travels on its Exchange, the one key
 # the stub adds to the WSGI environ: the server adapter makes it (StubApp, in process), inner
-# layers write on it what they did, and outer ones read it once the answer is given. Nothing is
-# called back through the environ: data goes in with the request and comes out with the answer.
+# layers write on it what they did, and outer ones read it once the answer is given. No layer
+# calls back into an outer one; the journal's one hand inside is on the body, which it copies as
+# bottle reads it (wsgi.input, as WSGI middleware may).
 
 ADMIN_PREFIX = '/__admin/'
 #: What the journal keeps of each request (see journal_entry()).
