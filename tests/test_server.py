@@ -297,17 +297,6 @@ def test_a_request_that_is_not_valid_http_is_journalled_as_refused_as_malformed(
 
 # -- protocol errors: CORS, the access log ------------------------------------------
 
-def refusal(port: int, raw: bytes) -> tuple[int, dict[str, str]]:
-    """Send raw bytes that the server refuses as not valid HTTP; the status and headers."""
-    with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
-        connection.sendall(raw)
-        data = b''
-        while chunk := connection.recv(65536):  # the server closes after a refusal
-            data += chunk
-    status_line, *lines = data.partition(b'\r\n\r\n')[0].decode('latin-1').split('\r\n')
-    return int(status_line.split()[1]), dict(line.split(': ', 1) for line in lines)
-
-
 @pytest.fixture(scope='module')
 def cors_server():
     """A fixture server on loopback, admin endpoints on, with --cors."""
@@ -325,14 +314,14 @@ def test_a_protocol_error_lets_a_page_on_another_origin_read_it_with_cors():
                                     'http://127.0.0.1/__admin/reset'])
 def test_a_protocol_error_on_an_admin_endpoint_carries_no_cors_header(cors_server, target):
     raw = f'POST {target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n'.encode()
-    status, headers = refusal(cors_server.port, raw)
+    status, headers, _ = exchange(cors_server.port, raw)
     assert status == 400
     assert 'Access-Control-Allow-Origin' not in headers
 
 
 def test_a_protocol_error_on_the_api_still_carries_the_cors_header(cors_server):
     raw = b'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n'
-    assert refusal(cors_server.port, raw)[1]['Access-Control-Allow-Origin'] == '*'
+    assert exchange(cors_server.port, raw)[1]['Access-Control-Allow-Origin'] == '*'
 
 
 def test_a_malformed_options_request_gets_its_400_with_cors_never_a_preflights_204(cors_server):
