@@ -140,8 +140,6 @@ REALM = 'petstore'
 DEPRECATED_SINCE = 1767225600
 SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
-#: The operations, by the spec's operationId.
-OPERATIONS = ('listPets', 'createPet', 'getPet', 'listOrders')
 #: What a browser or a code generator may fetch without a key (with GET or HEAD).
 FAVICON = '/favicon.ico'
 #: How many requests the fixture server's journal keeps.
@@ -985,6 +983,9 @@ class StubStore(PetStore):
 # bottle reads it (wsgi.input, as WSGI middleware may).
 
 ADMIN_PREFIX = '/__admin/'
+#: The API's operations, by operationId, each with its method: create_app()'s routes, the one list
+#: of them. The faults, the journal's filters, CORS and the admin description all take it from here.
+OPERATIONS = {route.name: route.method for route in create_app().routes}
 #: What the journal keeps of each request (see journal_entry()).
 JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
@@ -1608,7 +1609,8 @@ class Cors:
         if preflight:
             start_response('204 No Content', [
                 ('Access-Control-Allow-Origin', '*'),
-                ('Access-Control-Allow-Methods', 'GET, POST, OPTIONS'),
+                ('Access-Control-Allow-Methods', ', '.join([*sorted(set(OPERATIONS.values())),
+                                                            'OPTIONS'])),
                 ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
                 ('Access-Control-Max-Age', '600'),
             ])
@@ -1847,9 +1849,11 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
             bottle.response.content_type = 'text/html; charset=utf-8'
             bottle.request.environ[EXCHANGE].page = True
             demo = DEMO_API_KEY in api_keys and is_loopback(bottle.request.remote_addr or '')
-            settings = {'basePath': base, 'demoKey': DEMO_API_KEY if demo else None, 'admin': admin}
+            settings = {'basePath': base, 'demoKey': DEMO_API_KEY if demo else None, 'admin': admin,
+                        'operations': list(OPERATIONS)}
             # In place of the page's defaults; escaped, so that no value can close its script.
-            return page_template().replace('{"basePath": "/v1", "demoKey": null, "admin": false}',
+            return page_template().replace('{"basePath": "/v1", "demoKey": null, "admin": false, '
+                                           '"operations": []}',
                                            json.dumps(settings).replace('<', '\\u003c'), 1)
         demo = f' (here the demo key {DEMO_API_KEY})' if DEMO_API_KEY in api_keys else ''
         return to_json({
@@ -1858,12 +1862,11 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
             'base_path': base,
             'base_url': app_url() + base_path,
             'openapi': f'{base}/openapi.json',
-            'operations': {
-                'listPets': f'GET {base}/pets?limit=1..100&status=available|pending|sold',
-                'createPet': f'POST {base}/pets',
-                'getPet': f'GET {base}/pets/{{petId}} (deprecated, sunset {SUNSET})',
-                'listOrders': f'GET {base}/store/orders (not implemented: 501)',
-            },
+            'operations': {  # as the description has them
+                operation['operationId']: f'{method.upper()} {base}{path}: {operation["summary"]}'
+                + (f' (deprecated, sunset {SUNSET})' if operation.get('deprecated') else '')
+                for path, methods in openapi_template('openapi.json')['paths'].items()
+                for method, operation in methods.items()},
             'authentication': f'send the header Authorization: Bearer <API key>{demo}; '
                               'the stub prints its key when it starts',
         })
@@ -1932,8 +1935,13 @@ def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
 
 @functools.lru_cache(maxsize=2)
 def openapi_template(name: str) -> dict:
-    """The file as read once, as page_template() reads the page: neither changes while serving."""
-    return json.loads(data_path(name).read_text(encoding='utf-8'))
+    """The file as read once, as page_template() reads the page: neither changes while serving.
+    The admin description's OperationId gets the operations, as the routes name them."""
+    document = json.loads(data_path(name).read_text(encoding='utf-8'))
+    operation_id = document['components']['schemas'].get('OperationId')
+    if operation_id is not None:
+        operation_id['enum'] = [*OPERATIONS, None]  # null too: OpenAPI 3.0's nullable needs it
+    return document
 
 
 def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:

@@ -114,7 +114,7 @@ def test_json_is_compared_as_json_not_as_python():
                                                   json={'name': 'Rex', 'categoryId': wrong})
 
 
-@pytest.mark.parametrize('what', ['deletePet', 'pets', 'GET pets'])
+@pytest.mark.parametrize('what', ['noSuchOperation', 'pets', 'GET pets'])
 def test_what_is_an_operation_or_a_method_and_path(app, what):
     with pytest.raises(ValueError, match="name an operation"):
         app.assert_called(what)

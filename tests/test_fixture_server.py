@@ -336,7 +336,7 @@ def test_fail_next_drop_closes_the_connection_without_a_response():
     ('explode', {}, 'fault must be'),
     (503, {'times': 0}, 'times must be a whole number from 1'),
     (503, {'after': -1}, 'after must be a whole number from 0'),
-    (503, {'route': 'deletePet'}, 'route must be one of'),
+    (503, {'route': 'noSuchOperation'}, 'route must be one of'),
     (500, {'retry_after': 5}, 'retry_after goes with a 429 or a 503'),
     (503, {'retry_after': -1}, 'retry_after goes with a 429 or a 503'),
     (503, {'retry_after': 1.5}, 'retry_after goes with a 429 or a 503'),
@@ -354,7 +354,7 @@ def set_delay(app: stub.StubApp, seconds: object) -> None:
 
 
 @pytest.mark.parametrize('call, words', [
-    pytest.param(lambda app: app.fail_next(503, route='deletePet'), 'or None; got',
+    pytest.param(lambda app: app.fail_next(503, route='noSuchOperation'), 'or None; got',
                  id='fail_next route'),
     pytest.param(lambda app: app.fail_next(503, times=None), 'got None', id='fail_next times'),
     pytest.param(lambda app: app.chaos(True), 'got True', id='chaos rate'),
@@ -372,7 +372,7 @@ def test_a_python_call_refused_names_values_in_python(call, words):
 
 
 def test_the_admin_endpoint_refusing_a_route_names_null(admin_client):
-    response = admin_client.post_json('/__admin/faults', {'fault': 503, 'route': 'deletePet'},
+    response = admin_client.post_json('/__admin/faults', {'fault': 503, 'route': 'noSuchOperation'},
                                       status=400)
     assert 'or null; got' in response.json['message']
 

@@ -58,23 +58,30 @@ def test_openapi_operations_are_exactly_the_served_routes(document):
     assert described == served
 
 
+def operations(document):
+    """Each operation of ``document`` by its operationId (or its method and path, if it has none)."""
+    return {operation.get('operationId', f'{method.upper()} {path}'): operation
+            for path, methods in document['paths'].items()
+            for method, operation in methods.items()}
+
+
 def test_every_error_status_has_the_error_body(document):
-    for methods in document['paths'].values():
-        for operation in methods.values():
-            for status, response in operation['responses'].items():
-                if status.startswith(('4', '5')):
-                    if '$ref' in response:
-                        response = document['components']['responses'][
-                            response['$ref'].rsplit('/', 1)[1]]
-                    schema = response['content']['application/json']['schema']
-                    assert schema == {'$ref': '#/components/schemas/Error'}, status
+    for name, operation in operations(document).items():
+        for status, response in operation.get('responses', {}).items():
+            if status.startswith(('4', '5')):
+                if '$ref' in response:
+                    response = document['components']['responses'][
+                        response['$ref'].rsplit('/', 1)[1]]
+                schema = response.get('content', {}).get('application/json', {}).get('schema')
+                assert schema == {'$ref': '#/components/schemas/Error'}, f'{name} {status}'
 
 
-def test_every_operation_has_a_default_error_response(document):
-    for methods in document['paths'].values():
-        for operation in methods.values():
-            assert operation['responses']['default'] == {'$ref': '#/components/responses/Error'}
-            assert operation['tags'] and operation['description']
+def test_every_operation_has_a_default_error_response_tags_and_a_description(document):
+    for name, operation in operations(document).items():
+        assert operation.get('responses', {}).get('default') == {
+            '$ref': '#/components/responses/Error'}, f'{name} has no default Error response'
+        for key in ('tags', 'description'):
+            assert operation.get(key), f'{name} has no {key}'
 
 
 def test_get_pet_is_deprecated_with_its_headers(document):
@@ -155,7 +162,11 @@ def test_the_admin_document_describes_exactly_the_admin_routes(admin_document):
 def test_the_admin_document_names_the_fault_kinds_and_operations_the_code_has(admin_document):
     schemas = admin_document['components']['schemas']
     assert schemas['Fault']['properties']['fault']['oneOf'][1]['enum'] == list(stub.FAULT_KINDS)
-    assert schemas['CallFilter']['properties']['operation']['enum'] == list(stub.OPERATIONS)
+    operations = [route.name for route in stub.create_app().routes]
+    assert schemas['OperationId']['enum'] == [*operations, None]
+    for schema, name in (('CallFilter', 'operation'), ('CallAssertion', 'operation'),
+                         ('Fault', 'route')):
+        assert schemas[schema]['properties'][name] == {'$ref': '#/components/schemas/OperationId'}
     assert set(schemas['CallAssertion']['properties']) == {*schemas['CallFilter']['properties'],
                                                            'times'}
     assert set(schemas['JournalEntry']['required']) == {

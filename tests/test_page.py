@@ -35,7 +35,8 @@ def test_the_index_does_not_show_the_demo_key_when_it_is_not_accepted():
 def test_the_index_follows_staging():
     index = make_client(stub.create_stub(base_path='/staging/v1')).get('/').json
     assert index['openapi'] == '/staging/v1/openapi.json'
-    assert index['operations']['createPet'] == 'POST /staging/v1/pets'
+    assert index['operations']['createPet'].startswith('POST /staging/v1/pets: ')
+    assert index['operations']['getPet'].endswith(f'(deprecated, sunset {stub.SUNSET})')
 
 
 # -- the page at / -------------------------------------------------------------------
@@ -64,8 +65,10 @@ def test_the_page_names_its_base_path_and_offers_the_demo_key_only_on_loopback()
     local = webtest.TestApp(app, extra_environ={'REMOTE_ADDR': '127.0.0.1'})
     remote = webtest.TestApp(app, extra_environ={'REMOTE_ADDR': '203.0.113.9'})
     page = local.get('/', headers={'Accept': 'text/html'}).text
-    assert ('{"basePath": "/staging/v1", "demoKey": "petstore-demo-key", "admin": true}'
-            in page)
+    settings = re.search(r'<script id="settings" type="application/json">(.*?)</script>', page)
+    assert json.loads(settings[1]) == {
+        'basePath': '/staging/v1', 'demoKey': 'petstore-demo-key', 'admin': True,
+        'operations': [route.name for route in stub.create_app().routes]}
     assert stub.DEMO_API_KEY not in remote.get('/', headers={'Accept': 'text/html'}).text
     private = webtest.TestApp(stub.create_stub(api_keys=['s3cret']))
     page = private.get('/', headers={'Accept': 'text/html'}, extra_environ={
