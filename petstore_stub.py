@@ -519,11 +519,9 @@ class PetStore:
     def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
         """Store validated NewPets together, with consecutive ids."""
         with self._lock:
-            first = next(reversed(self._pets), 0) + 1  # ids only grow: the last is the largest
-            if first + len(new_pets) - 1 > INT64_MAX:
-                raise no_more_ids()
-            self._pets.update((first + n, dict(pet)) for n, pet in enumerate(new_pets))
-        return [{'id': first + n, **pet} for n, pet in enumerate(new_pets)]
+            pets = give_ids(new_pets, last_id(self._pets))
+            self._pets.update(pets)
+        return [{'id': pet_id, **pet} for pet_id, pet in pets.items()]
 
     def list_json(self, limit: int, status: str | None = None) -> str:
         """The first ``limit`` pets by id, of ``status`` if given: the JSON array listPets sends."""
@@ -562,9 +560,22 @@ class PetStore:
         self.close()
 
 
-def no_more_ids() -> ApiError:
-    return ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is taken; '
-                                          'the store can take no more pets')
+def last_id(pets: Mapping[int, Any]) -> int:
+    """The last id a store gave, 0 if none: the largest id of its pets, which are in id order.
+
+    That holds because nothing is ever removed. A store that removed pets would have to keep the
+    last id it gave apart from them, a high-water mark (saved with the file, in the durable store),
+    or it would give a removed pet's id again.
+    """
+    return next(reversed(pets), 0)
+
+
+def give_ids(new_pets: Sequence[Mapping[str, Any]], last: int) -> dict[int, dict]:
+    """The id rule, for every store: new pets take the ids after ``last``, one each, in order."""
+    if last + len(new_pets) > INT64_MAX:
+        raise ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is taken; '
+                                             'the store can take no more pets')
+    return {last + n: dict(pet) for n, pet in enumerate(new_pets, start=1)}
 
 
 # =============================================================================
@@ -581,8 +592,11 @@ def no_more_ids() -> ApiError:
 # file, ``{"pets": {"1": {...}, ...}}``, and beside it, in ``<file>.log``, the changes made since
 # the file was last written, one JSON line each:
 #
-#     {"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}
-#     {"write": {"pets": {}}}                      (a reset: the tables replaced)
+#     {"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}    (new pets, by id)
+#     {"write": {"pets": {}}}                      (a reset: each table named replaced)
+#
+# A Change is one such line: what each kind does, to the pets in memory and to the tables a replay
+# reads, is said in Change alone, so a new kind of change is a case there and nowhere else.
 #
 # A change counts once its line is in the log, opened for synchronous writes (O_DSYNC): a create
 # costs one short write, however many pets there are, and only then is the pet visible. Once the log
@@ -737,34 +751,61 @@ def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
     for number, line in enumerate(lines, start=1):
         try:
-            change = loads_strict(line.decode('utf-8'), object_pairs_hook=reject_duplicate_keys)
-            (kind, value), = change.items()
-            if kind not in ('insert', 'write'):
-                raise ValueError(f'unknown change {kind!r}')
-            if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-                raise ValueError(f'its {kind} is not an object of tables, each an object')
+            change = Change.logged(
+                loads_strict(line.decode('utf-8'), object_pairs_hook=reject_duplicate_keys))
         except (ValueError, TypeError, AttributeError) as error:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
-        if kind == 'write':
-            tables.clear()
-        for name, documents in value.items():
-            tables.setdefault(name, {}).update(documents)
+        change.apply(tables)
     return check_tables(path, tables)
 
 
 class Change:
-    """A change to the pets: new pets to add (ids still to give), or a clear (``new_pets=None``)."""
+    """One change to the tables, as its log line has it: ``{kind: {table: {id: document}}}``.
 
-    def __init__(self, new_pets: Sequence[dict] | None) -> None:
+    ``insert`` adds new pets, given their ids by the writer (give_ids()); ``write`` is a reset,
+    which empties the pets. The store makes changes, the log keeps them, a replay makes them again:
+    all three meet each kind here.
+    """
+
+    KINDS = ('insert', 'write')
+
+    def __init__(self, kind: str, new_pets: Sequence[dict] = ()) -> None:
+        self.kind = kind
         self.new_pets = new_pets
-        self.pets: dict[int, dict] = {}  #: the new pets by id, once given their ids
+        self.tables: dict[str, dict] = {PETS_TABLE: {}}  #: what the line holds, once ids are given
         self.failure: ApiError | None = None  #: why the change was not made
         self.written = False  #: whether a writer has taken it, made or not
 
-    def apply(self, pets: dict[int, dict]) -> None:
-        if self.new_pets is None:
-            pets.clear()
-        pets.update(self.pets)
+    @classmethod
+    def logged(cls, line: Any) -> Change:
+        """The change a decoded log line holds; ValueError, TypeError or AttributeError if none."""
+        (kind, tables), = line.items()
+        if kind not in cls.KINDS:
+            raise ValueError(f'unknown change {kind!r}')
+        if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+            raise ValueError(f'its {kind} is not an object of tables, each an object')
+        change = cls(kind)
+        change.tables = tables
+        return change
+
+    def give_ids(self, last: int) -> int:
+        """Give the new pets their ids, after ``last``, the last id given before this change;
+        return the last id given after it. An ApiError if there are no more."""
+        if self.kind == 'write':
+            return 0
+        self.tables = {PETS_TABLE: give_ids(self.new_pets, last)}
+        return last + len(self.new_pets)
+
+    def line(self) -> bytes:
+        return (json.dumps({self.kind: self.tables}, ensure_ascii=False) + '\n').encode()
+
+    def apply(self, tables: dict[str, dict]) -> None:
+        """Make the change on ``tables``: the pets in memory, or a file's tables being replayed."""
+        for name, documents in self.tables.items():
+            table = tables.setdefault(name, {})
+            if self.kind == 'write':
+                table.clear()  # in place: the store holds the pets' dict
+            table.update(documents)
 
 
 class DurableTable:
@@ -843,15 +884,12 @@ class DurableTable:
     def _write_next_batch(self) -> None:
         with self._lock:
             batch, self._batch = self._batch, []
-        next_id = next(reversed(self.pets), 0) + 1  # the writer alone changes pets
+        last = last_id(self.pets)  # the writer alone changes pets
         for change in batch:
-            if change.new_pets is None:
-                next_id = 1
-            elif next_id + len(change.new_pets) - 1 > INT64_MAX:
-                change.failure = no_more_ids()
-            else:
-                change.pets = dict(enumerate(change.new_pets, start=next_id))
-                next_id += len(change.new_pets)
+            try:
+                last = change.give_ids(last)
+            except ApiError as error:
+                change.failure = error
         made = [change for change in batch if change.failure is None]
         try:
             # Once the log is as long as the file, folding it in costs each change O(1).
@@ -871,16 +909,14 @@ class DurableTable:
         else:
             with self._lock:
                 for change in made:
-                    change.apply(self.pets)
+                    change.apply({PETS_TABLE: self.pets})
         finally:
             for change in batch:  # none waits for ever
                 change.written = True
 
     def _append(self, changes: list[Change]) -> None:
         """Log ``changes``, on disk, or raise OSError with the log cut back to whole lines."""
-        lines = [{'insert': {PETS_TABLE: change.pets}} if change.new_pets is not None
-                 else {'write': {**self._tables, PETS_TABLE: {}}} for change in changes]
-        data = ''.join(json.dumps(line, ensure_ascii=False) + '\n' for line in lines).encode()
+        data = b''.join(change.line() for change in changes)
         if os.fstat(self._log).st_size != self._log_size:
             os.ftruncate(self._log, self._log_size)  # a failed write left part of a line
         try:
@@ -889,17 +925,18 @@ class DurableTable:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._log, self._log_size)
             raise
-        self._log_lines += len(lines)
+        self._log_lines += len(changes)
         self._log_size += len(data)
 
     def _checkpoint(self, changes: list[Change]) -> None:
         """Write the file with every pet and ``changes``, then empty the log."""
         with self._lock:
-            pets = dict(self.pets)  # a pet never changes once stored: copying the dict is enough
+            # A pet never changes once stored: copying the dict is enough.
+            tables = {**self._tables, PETS_TABLE: dict(self.pets)}
         for change in changes:
-            change.apply(pets)
-        self._storage.write({**self._tables, PETS_TABLE: pets})
-        self._file_pets = len(pets)
+            change.apply(tables)
+        self._storage.write(tables)
+        self._file_pets = len(tables[PETS_TABLE])
         # The changes are in the file: a log left as it was replays harmlessly.
         with contextlib.suppress(OSError):
             os.ftruncate(self._log, 0)
@@ -944,14 +981,14 @@ class StubStore(PetStore):
     def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
         if self._table is None:
             return super().add_many(new_pets)
-        change = self._table.make(Change([dict(pet) for pet in new_pets]))
-        return [{'id': pet_id, **pet} for pet_id, pet in change.pets.items()]
+        change = self._table.make(Change('insert', new_pets))
+        return [{'id': pet_id, **pet} for pet_id, pet in change.tables[PETS_TABLE].items()]
 
     def reset(self) -> None:
         if self._table is None:
             super().reset()
         else:
-            self._table.make(Change(None))
+            self._table.make(Change('write'))
 
     def pet_json(self, pet_id: int, document: dict) -> str:
         rendered = self._rendered.get(pet_id)
