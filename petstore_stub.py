@@ -2341,9 +2341,9 @@ class ServerError(Exception):
 class Waitress:
     """The server, waitress 3.0. Only this class touches waitress's internals, each for something
     its API lacks: its parser (stricter), its task (every request reaches the app with its
-    Exchange, one the parser refused too, and one the app answers with a close is closed), its
-    channel (the writable() fix), its loggers (two warnings the faults provoke) and, to stop, its
-    connections."""
+    Exchange, one the parser refused too; a 204 keeps its connection; one the app answers with a
+    close is closed), its channel (the writable() fix), its loggers (two warnings the faults
+    provoke) and, to stop, its connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
@@ -2422,6 +2422,18 @@ class Waitress:
                      'QUERY_STRING': target.partition('?')[2], 'SCRIPT_NAME': '',
                      'REMOTE_ADDR': self.channel.addr[0], 'wsgi.input': io.BytesIO()},
                     ApiError(error.code, error_code_name(error.code), message))
+
+        def build_response_header(self) -> bytes:
+            # waitress closes after any HTTP/1.1 answer without a Content-Length, unless it closes
+            # already; yet a 204 (or 304) has no body and ends with its headers. So it keeps the
+            # connection, unless the client or waitress asked to close it.
+            keep = self.version == '1.1' and not self.has_body and not self.close_on_finish
+            if keep:
+                self.close_on_finish = True  # waitress then adds no Connection: close of its own
+            header = bytes(super().build_response_header())
+            if keep:
+                self.close_on_finish = ('Connection', 'close') in self.response_headers
+            return header
 
         def finish(self) -> None:
             """Send the response, unless the app asked to close the connection unanswered: with a

@@ -31,6 +31,37 @@ def test_keep_alive_serves_several_requests_on_one_connection():
         connection.close()
 
 
+@pytest.mark.parametrize('method, path, headers', [
+    pytest.param('POST', '/__admin/reset', JSON_HEADERS, id='a reset'),
+    pytest.param('GET', '/favicon.ico', {}, id='the favicon'),
+    pytest.param('OPTIONS', '/v1/pets', {'Origin': 'http://page.example',
+                                         'Access-Control-Request-Method': 'POST'},
+                 id='a preflight'),
+])
+def test_a_204_keeps_the_connection_for_the_next_request(method, path, headers):
+    with stub.serve(cors=True) as server:
+        connection = connect(server.url)
+        connection.connect()
+        first_socket = connection.sock
+        for _ in range(2):
+            connection.request(method, path, headers=headers)
+            response = connection.getresponse()
+            assert (response.status, response.read()) == (204, b'')
+            assert response.getheader('Connection') is None
+            assert call(connection, 'GET', '/v1/pets')[0] == 200
+            assert connection.sock is first_socket
+        connection.close()
+
+
+def test_a_204_closes_the_connection_a_client_asks_to_close():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        connection.request('POST', '/__admin/reset', headers={**JSON_HEADERS, 'Connection': 'close'})
+        response = connection.getresponse()
+        assert (response.status, response.getheader('Connection')) == (204, 'close')
+        assert response.will_close
+
+
 def test_concurrent_creates_get_distinct_ids_that_survive_a_restart(tmp_path):
     db = tmp_path / 'pets.json'
     acknowledged = []
