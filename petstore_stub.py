@@ -1101,7 +1101,7 @@ class StubApp:
             app = HostCheck(app, self.allowed_hosts)
         if trust_proxy:
             app = ForwardedHeaders(app)
-        self.journal = Journal(app, journal_size, admin)
+        self.journal = Journal(app, journal_size, admin, self.api_keys)
         self.fence = Fence(RouteAsSent(self.journal))
         self._layers = self.fence if access_log is None else AccessLog(self.fence, access_log)
         self.faults = FaultPlugin(self.fence.hold)
@@ -1375,10 +1375,12 @@ def is_plain_segment(segment: str) -> bool:
 
 class Journal:
     """WSGI middleware: the journal, each request as the client sent it (not admin calls, the page
-    at ``/`` or its icon), the last ``size`` of them (none at 0), numbered by ``sequence``."""
+    at ``/`` or its icon, and credentials other than ``api_keys`` masked), the last ``size`` of them
+    (none at 0), numbered by ``sequence``."""
 
-    def __init__(self, app: Callable, size: int, admin: bool) -> None:
-        self.app, self.admin = app, admin
+    def __init__(self, app: Callable, size: int, admin: bool,
+                 api_keys: Sequence[str] = ()) -> None:
+        self.app, self.admin, self.api_keys = app, admin, api_keys
         #: Each entry, with when its request arrived.
         self._entries: collections.deque[tuple[int, dict]] = collections.deque(maxlen=size)
         self._lock = threading.Lock()
@@ -1393,7 +1395,7 @@ class Journal:
         result = self.app(environ, start_response)
         exchange = environ[EXCHANGE]
         if not exchange.page:  # a browser's visit is no call
-            entry = journal_entry(environ, exchange, body.whole())
+            entry = journal_entry(environ, exchange, body.whole(), self.api_keys)
             with self._lock:
                 if exchange.received >= self._cut_at:
                     self._entries.append((exchange.received, {**entry,
@@ -1438,12 +1440,14 @@ class KeptBody:
         return bytes(self._kept)
 
 
-def journal_entry(environ: dict, exchange: Exchange, body: bytes) -> dict:
+def journal_entry(environ: dict, exchange: Exchange, body: bytes,
+                  api_keys: Sequence[str] = ()) -> dict:
     """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
-    of the query, JOURNAL_HEADER_CHARS of the headers, and the body's first JOURNAL_BODY_BYTES and
-    one more, as bytes (parsed when read). ``truncated`` says whether anything was cut."""
+    of the query, JOURNAL_HEADER_CHARS of the headers (credentials masked, but ``api_keys``), and the
+    body's first JOURNAL_BODY_BYTES and one more, as bytes (parsed when read). ``truncated`` says
+    whether anything was cut."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
-    headers, headers_cut = request_headers(environ)
+    headers, headers_cut = request_headers(environ, api_keys)
     status = None if exchange.close else exchange.status
     error = exchange.error if status and status >= 400 else None
     return {
@@ -1462,9 +1466,10 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes) -> dict:
     }
 
 
-def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
+def request_headers(environ: dict, api_keys: Sequence[str] = ()) -> tuple[dict[str, str], bool]:
     """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut;
-    a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character)."""
+    a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character), and a
+    credential masked unless it is ``Bearer`` and one of ``api_keys``."""
     headers: dict[str, str] = {}
     room = JOURNAL_HEADER_CHARS
     for key, value in environ.items():
@@ -1476,8 +1481,32 @@ def request_headers(environ: dict) -> tuple[dict[str, str], bool]:
         room -= len(name) + len(value)
         if room < 0:
             return headers, True
-        headers[name] = value
+        headers[name] = masked(value, api_keys) if name in CREDENTIALS else value
     return headers, False
+
+
+#: The request headers that carry credentials, as request_headers() names them.
+CREDENTIALS = ('Authorization', 'Proxy-Authorization', 'Cookie', 'Set-Cookie')
+
+
+class Masked(str):
+    """A credential as the journal shows it, ``Bearer <redacted: 16 characters>``, wherever it goes:
+    JSON, a message, the page. ``sent`` keeps it as sent, for a test's expected headers to match,
+    and never leaves the process."""
+
+    sent: str
+
+
+def masked(value: str, api_keys: Sequence[str]) -> str:
+    """A credential header's value, masked but for its scheme; as it is if it is one of the stub's
+    own keys, which the test gave it."""
+    scheme, space, secret = value.partition(' ')
+    if scheme.lower() == 'bearer' and secret.strip(' \t') in api_keys:
+        return value
+    shown = Masked(f'{scheme} <redacted: {len(secret)} characters>' if space and secret
+                   and TOKEN_PATTERN.fullmatch(scheme) else f'<redacted: {len(value)} characters>')
+    shown.sent = value
+    return shown
 
 
 def decode_journal_body(body: bytes) -> Any:
@@ -2213,9 +2242,11 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
     sent_headers = {name.lower(): value for name, value in entry['headers'].items()}
     compared += [(f'header {name}', value, sent_headers.get(name.lower(), absent))
                  for name, value in (headers or {}).items()]
+    # A masked credential is compared as sent, and shown masked.
     return [f'{field}: ' + ('not expected' if expected is absent else f'expected {brief(expected)}')
             + (', missing' if got is absent else f', sent {brief(got)}')
-            for field, expected, got in compared if not same_json(expected, got)]
+            for field, expected, got in compared
+            if not same_json(expected, getattr(got, 'sent', got))]
 
 
 def brief(value: Any) -> str:

@@ -182,3 +182,48 @@ def test_the_journal_keeps_a_slice_of_each_body_whatever_its_size():
     assert len(journal) == 220
     assert all(entry['truncated'] for entry in journal)
     assert {len(entry['body']) for entry in journal} == {stub.JOURNAL_BODY_BYTES}
+
+
+# -- credentials --------------------------------------------------------------------
+
+SECRETS = {'Authorization': 'Bearer wrong-secret-xyz', 'Proxy-Authorization': 'Basic dXNlcjpwdw==',
+           'Cookie': 'session=topsecret; theme=dark', 'Set-Cookie': 'id=a3fWa'}
+MASKED = {'Authorization': 'Bearer <redacted: 16 characters>',
+          'Proxy-Authorization': 'Basic <redacted: 12 characters>',
+          'Cookie': '<redacted: 29 characters>', 'Set-Cookie': '<redacted: 8 characters>'}
+
+
+@pytest.fixture
+def secrets_sent():
+    """An app with the admin endpoints that has had one request with credentials not its own."""
+    app = stub.create_stub(admin=True)
+    webtest.TestApp(app).get('/v1/pets', headers=SECRETS, status=401)
+    return app, make_client(app)
+
+
+def test_credentials_that_are_not_the_stubs_keys_are_journalled_masked_keeping_scheme_and_length(
+        secrets_sent):
+    app, client = secrets_sent
+    (entry,) = app.requests
+    assert {name: entry['headers'][name] for name in SECRETS} == MASKED
+    served = client.get('/__admin/requests').text
+    assert [name for name in SECRETS if SECRETS[name] in served] == []
+    assert 'topsecret' not in served and 'wrong-secret-xyz' not in json.dumps(app.requests)
+
+
+def test_the_stubs_own_key_is_journalled_as_sent():
+    app = stub.create_stub(api_keys=['mine', 'other'])
+    webtest.TestApp(app).get('/v1/pets', headers={'Authorization': 'bearer  other'})
+    assert app.requests[0]['headers']['Authorization'] == 'bearer  other'
+
+
+def test_an_expected_credential_matches_as_sent_and_a_difference_shows_it_masked(secrets_sent):
+    app, client = secrets_sent
+    app.assert_called('GET /pets', headers=SECRETS)
+    with pytest.raises(AssertionError) as failure:
+        app.assert_called('GET /pets', headers={'Authorization': 'Bearer right'})
+    assert "expected 'Bearer right', sent 'Bearer <redacted: 16 characters>'" in str(failure.value)
+    assert 'wrong-secret' not in str(failure.value)
+    count = client.post_json('/__admin/requests/count',
+                             {'method': 'GET', 'path': '/pets', 'headers': SECRETS})
+    assert count.json == {'count': 1}
