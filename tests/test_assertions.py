@@ -59,6 +59,28 @@ The closest, #1, differs in:
   categoryId: expected 3, sent '3\''''
 
 
+class Watched(dict):
+    """A filter that counts how many of its items an assertion looks at."""
+
+    looked = 0
+
+    def items(self):
+        for item in super().items():
+            self.looked += 1
+            yield item
+
+
+def test_a_huge_filter_costs_what_the_journal_holds_not_its_size_and_shows_20_differences(app):
+    expected = Watched({f'field{number}': number for number in range(80_000)})
+    message = failure(app.assert_called, 'createPet', json=expected)
+    # Two createPet entries of 2 and 3 fields: each is looked at for its first 21 differences,
+    # and the closest once more to count them all.
+    assert expected.looked < 2 * (3 + 21) + 80_003
+    # The closest, #1 (name and categoryId, neither expected), differs in 80,002 fields.
+    assert message.count(', missing') == 20
+    assert message.endswith("  field19: expected 19, missing\n  ... and 79982 more")
+
+
 def test_missing_and_unexpected_fields_are_named(app):
     message = failure(app.assert_called, 'createPet',
                       json={'name': 'Bella', 'categoryId': 2, 'owner': 'Ann'})
