@@ -322,8 +322,8 @@ def check_content_type(content_type: str) -> None:
                        f'send the body as Content-Type: application/json; {got}')
 
 
-def read_body(request: bottle.BaseRequest) -> bytes:
-    """The request body, up to MAX_BODY_BYTES, or 413."""
+def read_body(request: bottle.BaseRequest, what: str = 'a NewPet') -> bytes:
+    """The request body, up to MAX_BODY_BYTES, or 413 saying it is the most ``what`` may take."""
     if request.content_length <= MAX_BODY_BYTES:
         # Bottle spools a large body to a temporary file, and leaves it open.
         with request.body as body:
@@ -331,13 +331,13 @@ def read_body(request: bottle.BaseRequest) -> bytes:
         if len(raw) <= MAX_BODY_BYTES:
             return raw
     raise ApiError(413, 'payload_too_large',
-                   f'the body is over {MAX_BODY_BYTES} bytes, the most a NewPet may take')
+                   f'the body is over {MAX_BODY_BYTES} bytes, the most {what} may take')
 
 
-def parse_json_object(body: bytes) -> dict:
-    """The raw request body -> a JSON object, or 400."""
+def parse_json_object(body: bytes, what: str = 'a NewPet JSON object') -> dict:
+    """The raw request body -> a JSON object (``what`` the operation takes), or 400."""
     if not body.strip():
-        raise bad_body('the request body is empty; send a NewPet JSON object')
+        raise bad_body(f'the request body is empty; send {what}')
     try:
         value = loads_strict(body.decode('utf-8'), object_pairs_hook=reject_duplicate_keys)
     except UnicodeDecodeError:
@@ -2025,8 +2025,9 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
             check_query_names(parse_query(request.query_string), where, query)
             if body:
                 check_content_type(request.content_type)
-                result = handler(parse_json_object(read_body(request)))
-            elif read_body(request):
+                result = handler(parse_json_object(read_body(request, 'an admin request'),
+                                                   f'the JSON object {where} takes'))
+            elif read_body(request, 'an admin request'):
                 raise bad_body(f'{where} takes no body')
             else:
                 result = handler()

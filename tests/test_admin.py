@@ -191,3 +191,14 @@ def test_a_filter_sent_as_text_is_a_415(admin):
 def test_a_method_an_admin_path_does_not_serve_is_a_405_naming_those_it_does(admin):
     response = admin.put('/__admin/faults', status=405)
     assert sorted(response.headers['Allow'].split(',')) == ['DELETE', 'GET', 'POST']
+
+
+@pytest.mark.parametrize('body, status, message', [
+    (b' ' * (stub.MAX_BODY_BYTES + 1), 413,
+     'the body is over 1048576 bytes, the most an admin request may take'),
+    (b'', 400, 'the request body is empty; send the JSON object POST /__admin/faults takes'),
+])
+def test_an_admin_body_too_large_or_empty_is_refused_in_admin_words(body, status, message):
+    client = make_client(stub.create_stub(admin=True))
+    response = client.post('/__admin/faults', body, content_type='application/json', status=status)
+    assert response.json['message'] == message
