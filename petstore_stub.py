@@ -1036,6 +1036,9 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
+#: At most this many faults wait in the queue, which every request looks through; a fault's
+#: ``times`` and ``after`` go up to FAULT_COUNT_MAX.
+FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
 #: The WSGI environ key of a request's Exchange.
 EXCHANGE = 'petstore_stub.exchange'
 
@@ -1159,9 +1162,9 @@ class StubApp:
         ``after`` more have passed, with ``fault``: an error status (with a Retry-After of
         ``retry_after`` seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for
         ``hang`` and ``slow``). A fault fires after the key is checked."""
-        self.faults.add(as_value_error(parse_fault, {
-            'fault': fault, 'times': times, 'route': route, 'after': after,
-            'retry_after': retry_after, 'seconds': seconds}, nothing='None'))
+        as_value_error(lambda document, **options: self.faults.add(parse_fault(document, **options)),
+                       {'fault': fault, 'times': times, 'route': route, 'after': after,
+                        'retry_after': retry_after, 'seconds': seconds}, nothing='None')
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
@@ -1761,6 +1764,9 @@ class FaultPlugin:
 
     def add(self, fault: dict) -> dict:
         with self._lock:
+            if len(self._queue) >= FAULTS_QUEUED_MAX:
+                raise ApiError(409, 'too_many_faults', f'{FAULTS_QUEUED_MAX} faults are queued, '
+                               'the most the stub keeps; let them fire, or cancel them first')
             self._queue.append((dict(fault), (fault['times'], fault['after'])))
         return fault
 
@@ -1856,8 +1862,9 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     if not is_fault(kind):
         raise bad_body(f'fault must be {kinds}; got {kind!r}')
     for name, least in (('times', 1), ('after', 0)):
-        if not is_whole(fault[name], least):
-            raise bad_body(f'{name} must be a whole number from {least}; got {fault[name]!r}')
+        if not (is_whole(fault[name], least) and fault[name] <= FAULT_COUNT_MAX):
+            raise bad_body(f'{name} must be a whole number from {least} to {FAULT_COUNT_MAX}; '
+                           f'got {brief(fault[name])}')
     if fault['route'] not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
                        f'got {fault["route"]!r}')

@@ -590,3 +590,24 @@ def test_a_server_offers_its_apps_test_api_to_read_set_and_list():
         assert server.app.delay == server.delay == 0.5
         with pytest.raises(AttributeError, match='no_such_thing'):
             server.no_such_thing
+
+
+@pytest.mark.parametrize('name', ['times', 'after'])
+def test_times_and_after_go_up_to_a_million(name):
+    app = stub.create_stub()
+    app.fail_next(503, **{name: stub.FAULT_COUNT_MAX})
+    with pytest.raises(ValueError, match=f'{name} must be a whole number from [01] to 1000000; '
+                                         'got 1000000000'):
+        app.fail_next(503, **{name: 10 ** 57})
+
+
+def test_the_fault_queue_holds_100_and_refuses_the_next_until_one_fires(admin_client):
+    for _ in range(stub.FAULTS_QUEUED_MAX):
+        admin_client.post_json('/__admin/faults', {'fault': 503}, status=201)
+    refused = admin_client.post_json('/__admin/faults', {'fault': 429}, status=409).json
+    assert refused['code'] == 'too_many_faults' and '100 faults are queued' in refused['message']
+    with pytest.raises(ValueError, match='100 faults are queued'):
+        admin_client.app.fail_next(429)
+    admin_client.get('/v1/pets', status=503)
+    admin_client.post_json('/__admin/faults', {'fault': 429}, status=201)
+    assert len(admin_client.get('/__admin/faults').json['faults']) == stub.FAULTS_QUEUED_MAX
