@@ -86,6 +86,7 @@ import socket
 import stat
 import struct
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -2776,11 +2777,17 @@ def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
     return checked
 
 
+def parse_decimal(text: str) -> float | None:
+    """Decimal digits with at most one point -> their value; None for anything else, such as the
+    sign, exponent, underscore or space float() would take."""
+    return float(text) if re.fullmatch(r'[0-9]+(\.[0-9]*)?|\.[0-9]+', text) else None
+
+
 port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
 seed_number = flag_type(parse_whole_number, lambda seed: True, 'a seed is a whole number from 0')
-chaos_rate = flag_type(float, lambda rate: 0 <= rate <= 1, 'a rate is a number from 0 to 1')
-delay_seconds = flag_type(float, is_delay,
+chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1, 'a rate is a number from 0 to 1')
+delay_seconds = flag_type(parse_decimal, is_delay,
                           f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}')
 ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
                        'the ready file goes in a folder that exists, and is no folder itself')
@@ -2818,6 +2825,11 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
             raise ValueError('--allow-host goes with a loopback --host and no --trust-proxy; '
                              'otherwise any Host is answered')
+        database = os.path.realpath(args.db)  # its log is beside the file itself
+        if args.ready_file is not None and args.db != MEMORY_DB and any(
+                is_same_file(args.ready_file, Path(database + suffix)) for suffix in ('', '.log')):
+            raise ValueError(f'--ready-file {args.ready_file} names the database or its log, which '
+                             'it would overwrite; give the ready file a name of its own')
     except ValueError as error:
         parser.error(str(error))
     # While serving, stderr too goes through a console: no request's thread waits on a stalled one.
@@ -2867,7 +2879,19 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             if getattr(error, 'errno', None) == errno.EADDRINUSE:
                 reason = f'{reason}; choose another --port, or --port 0 for any free one'
             raise CannotServe(f'cannot listen on {args.host}:{port}: {reason}') from None
-        url = print_banner(console, server, generated, loaded)
+        # The ready file before the banner: a stub that cannot write it never says it serves.
+        url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
+        ready = None
+        if args.ready_file is not None:
+            document = {'url': url, 'pid': os.getpid()}
+            if args.admin:
+                document['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
+            try:
+                ready = write_whole(args.ready_file, to_json(document))
+            except OSError as error:
+                server.stop()
+                raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
+        print_banner(console, server, url, generated, loaded)
         if args.delay:
             app.delay = args.delay
             console.log(f'delay: every API request waits {args.delay:g} s first')
@@ -2875,46 +2899,54 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             seed = app.chaos(args.chaos, seed=args.seed)
             console.log(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
                         f'{seed} (--seed {seed} repeats them)')
-        if args.ready_file is not None:
-            ready = {'url': url, 'pid': os.getpid()}
-            if args.admin:
-                ready['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
-            try:
-                write_whole(args.ready_file, to_json(ready))
-            except OSError as error:
-                server.stop()
-                raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
         try:
             run_until_stopped(server)
         finally:
-            if args.ready_file is not None:
+            # Unless another stub has written its own there since.
+            if ready is not None and is_same_file(args.ready_file, ready):
                 args.ready_file.unlink(missing_ok=True)
         console.log(f'petstore-stub stopped: {holding(store)}')
 
 
-def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a file beside it: a reader sees all of it or none."""
-    temporary = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+def write_whole(path: Path, text: str) -> os.stat_result:
+    """Write ``text`` to ``path`` through a new file beside it, so that a reader sees all of it or
+    none; return what the file is, for is_same_file(). The new file's name cannot be guessed, and
+    it is created, never opened through a link planted in its place."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp',
+                                             dir=path.parent)
     try:
-        temporary.write_text(text, encoding='utf-8')
+        with open(descriptor, 'w', encoding='utf-8') as file:
+            file.write(text)
+            written = os.fstat(file.fileno())
         os.replace(temporary, path)
+        return written
     finally:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def is_same_file(path: Path, other: Path | os.stat_result) -> bool:
+    """Whether ``path`` is ``other`` (a path, or what a file was): through a link too."""
+    try:
+        known = other if isinstance(other, os.stat_result) else os.stat(other)
+        return os.path.samestat(os.stat(path), known)
+    except OSError:  # one is missing: the same name, then, or nothing
+        return not isinstance(other, os.stat_result) and (
+            os.path.realpath(path) == os.path.realpath(other))
 
 
 def holding(store: StubStore) -> str:
     return f'{pets_phrase(len(store))} in {"memory" if store.path is None else store.path}'
 
 
-def print_banner(console: Console, server: StubServer, generated: bool, loaded: str) -> str:
-    """Print the banner; return the base URL it gives, one a client on this machine can use."""
+def print_banner(console: Console, server: StubServer, url: str, generated: bool,
+                 loaded: str) -> None:
+    """Print the banner, with ``url``, the base URL a client on this machine can use."""
     console.log(f'petstore-stub {__version__}: {holding(server.app.store)}{loaded}')
     if generated:
         console.log(f'generated API key (not published anywhere): {server.api_key}')
-    url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
     console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {server.api_key}' {url}/pets")
     console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
-    return url
 
 
 def raise_open_files_limit(wanted: int) -> None:

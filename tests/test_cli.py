@@ -307,6 +307,15 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--delay', '-0.5'], {}, "got '-0.5'", id='--delay -0.5'),
     pytest.param(['--delay', 'nan'], {}, "got 'nan'", id='--delay nan'),
     pytest.param(['--delay', '1s'], {}, "got '1s'", id='--delay 1s'),
+    pytest.param(['--delay', '1_0'], {}, "got '1_0'", id='--delay 1_0'),
+    pytest.param(['--delay', '1e1'], {}, "got '1e1'", id='--delay 1e1'),
+    pytest.param(['--chaos', '0_1'], {}, "a rate is a number from 0 to 1; got '0_1'",
+                 id='--chaos 0_1'),
+    pytest.param(['--chaos', ' .5'], {}, "got ' .5'", id="--chaos ' .5'"),
+    pytest.param(['--db', 'pets.json', '--ready-file', 'pets.json'], {},
+                 '--ready-file pets.json names the database or its log', id='--ready-file the db'),
+    pytest.param(['--ready-file', 'petstore.json.log'], {}, 'names the database or its log',
+                 id='--ready-file the log'),
     pytest.param(['--ready-file', 'no/such/ready.json'], {}, 'the ready file goes in a folder '
                  "that exists, and is no folder itself; got 'no/such/ready.json'",
                  id='--ready-file in a missing folder'),
@@ -367,6 +376,50 @@ def test_the_ready_file_names_the_urls_while_serving_and_goes_at_a_clean_stop(
     assert SERVED == [{'url': url, 'pid': os.getpid(),
                        **({'admin_url': f'{origin}/__admin'} if admin_url else {})}]
     assert list(tmp_path.iterdir()) == []  # the file is gone, and no temporary one is left
+
+
+def test_the_ready_file_may_not_be_the_database_through_a_link(capsys, tmp_path):
+    database = tmp_path / 'pets.json'
+    database.write_text('{"pets": {}}')
+    (tmp_path / 'hard.json').hardlink_to(database)
+    (tmp_path / 'soft.json.log').symlink_to(tmp_path / 'pets.json.log')
+    for ready in ('hard.json', 'soft.json.log'):
+        with pytest.raises(SystemExit):
+            main(['--db', str(database), '--ready-file', str(tmp_path / ready)])
+        assert 'names the database or its log' in capsys.readouterr().err
+    assert database.read_text() == '{"pets": {}}' and SERVED == []
+
+
+def test_the_ready_file_is_written_through_no_link_planted_beside_it(tmp_path):
+    victim = tmp_path / 'victim.txt'
+    victim.write_text('untouched')
+    ready = tmp_path / 'ready.json'
+    for pid in range(os.getpid() - 5, os.getpid() + 300):  # where a guessable name would be
+        (tmp_path / f'.ready.json.{pid}.tmp').symlink_to(victim)
+    while_serving = recording(lambda server: json.loads(ready.read_text())['pid'])
+    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready)],
+                server_class=while_serving) == 0
+    assert SERVED == [os.getpid()] and victim.read_text() == 'untouched'
+
+
+def test_a_clean_stop_leaves_a_ready_file_another_stub_wrote_since(tmp_path):
+    ready = tmp_path / 'ready.json'
+    other = tmp_path / 'other.json'
+
+    def another_stub_writes_its_own(server):
+        other.write_text('{"url": "http://127.0.0.1:1/v1", "pid": 1}\n')
+        other.replace(ready)
+    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready)],
+                server_class=recording(another_stub_writes_its_own)) == 0
+    assert json.loads(ready.read_text())['pid'] == 1
+
+
+def test_a_ready_file_that_cannot_be_written_stops_the_stub_before_its_banner(capsys):
+    assert main(['--port', '0', '--db', ':memory:', '--ready-file', '/proc/self/ready.json'],
+                server_class=NotServing) == 1
+    out, err = capsys.readouterr()
+    assert 'cannot write /proc/self/ready.json' in err
+    assert 'serving' not in out and SERVED == []
 
 
 @pytest.mark.parametrize('port', ['0', '65535', '08080'])
