@@ -517,10 +517,12 @@ class PetStore:
         """Store a validated NewPet; return the Pet, with its new id."""
         return self.add_many([new_pet])[0]
 
-    def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
-        """Store validated NewPets together, with consecutive ids."""
+    def add_many(self, new_pets: Sequence[Mapping[str, Any]], *,
+                 into_empty: bool = False) -> list[dict]:
+        """Store validated NewPets together, with consecutive ids; if ``into_empty``, only into an
+        empty store, else 409 (give_ids())."""
         with self._lock:
-            pets = give_ids(new_pets, last_id(self._pets))
+            pets = give_ids(new_pets, last_id(self._pets), into_empty)
             self._pets.update(pets)
         return [{'id': pet_id, **pet} for pet_id, pet in pets.items()]
 
@@ -571,12 +573,21 @@ def last_id(pets: Mapping[int, Any]) -> int:
     return next(reversed(pets), 0)
 
 
-def give_ids(new_pets: Sequence[Mapping[str, Any]], last: int) -> dict[int, dict]:
-    """The id rule, for every store: new pets take the ids after ``last``, one each, in order."""
+def give_ids(new_pets: Sequence[Mapping[str, Any]], last: int,
+             into_empty: bool = False) -> dict[int, dict]:
+    """The id rule, for every store: new pets take the ids after ``last``, one each, in order;
+    if ``into_empty``, only into an empty store, one whose last id is 0, else 409."""
+    if into_empty and last:  # ids start at 1 and none is removed: the store holds ``last`` pets
+        raise ApiError(409, 'store_not_empty', f'the store already holds {pets_phrase(last)}; '
+                                               'fixtures go into an empty store only: reset it first')
     if last + len(new_pets) > INT64_MAX:
         raise ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is taken; '
                                              'the store can take no more pets')
     return {last + n: dict(pet) for n, pet in enumerate(new_pets, start=1)}
+
+
+def pets_phrase(count: int) -> str:
+    return f'{count} pet' if count == 1 else f'{count} pets'
 
 
 # =============================================================================
@@ -770,9 +781,9 @@ class Change:
 
     KINDS = ('insert', 'write')
 
-    def __init__(self, kind: str, new_pets: Sequence[dict] = ()) -> None:
+    def __init__(self, kind: str, new_pets: Sequence[dict] = (), into_empty: bool = False) -> None:
         self.kind = kind
-        self.new_pets = new_pets
+        self.new_pets, self.into_empty = new_pets, into_empty
         self.tables: dict[str, dict] = {PETS_TABLE: {}}  #: what the line holds, once ids are given
         self.failure: ApiError | None = None  #: why the change was not made
         self.written = False  #: whether a writer has taken it, made or not
@@ -794,7 +805,7 @@ class Change:
         return the last id given after it. An ApiError if there are no more."""
         if self.kind == 'write':
             return 0
-        self.tables = {PETS_TABLE: give_ids(self.new_pets, last)}
+        self.tables = {PETS_TABLE: give_ids(self.new_pets, last, self.into_empty)}
         return last + len(self.new_pets)
 
     def line(self) -> bytes:
@@ -979,10 +990,11 @@ class StubStore(PetStore):
         self._rendered: dict[int, tuple[dict, str]] = {}  #: pet id -> (document, its Pet JSON)
         self._rendered_pets = rendered_pets
 
-    def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
+    def add_many(self, new_pets: Sequence[Mapping[str, Any]], *,
+                 into_empty: bool = False) -> list[dict]:
         if self._table is None:
-            return super().add_many(new_pets)
-        change = self._table.make(Change('insert', new_pets))
+            return super().add_many(new_pets, into_empty=into_empty)
+        change = self._table.make(Change('insert', new_pets, into_empty))
         return [{'id': pet_id, **pet} for pet_id, pet in change.tables[PETS_TABLE].items()]
 
     def reset(self) -> None:
@@ -1098,7 +1110,6 @@ class StubApp:
         #: For check(): each failure inside the app or its server, cut loose from its frames, and
         #: its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
-        self._fixtures_lock = threading.Lock()  # one load at a time sees the store empty
         # The layers, innermost first.
         app: Any = Cors(self.answer, cors)
         if self.allowed_hosts is not None:
@@ -1153,8 +1164,7 @@ class StubApp:
 
     def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
-        with self._fixtures_lock:
-            return load_fixtures(self.store, read_fixtures(path))
+        return load_fixtures(self.store, read_fixtures(path))
 
     def fail_next(self, fault: int | str, times: int = 1, route: str | None = None, *,
                   after: int = 0, retry_after: int | None = None,
@@ -2124,12 +2134,9 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
     """Add ``new_pets`` (as read_fixtures() gives them) to an empty ``store``, else 409: a second
-    load, or a restart with ``--fixtures``, never duplicates them."""
-    if len(store):
-        raise ApiError(409, 'store_not_empty',
-                       f'the store already holds {pets_phrase(len(store))}; fixtures go into an '
-                       'empty store only: reset it first')
-    return store.add_many(new_pets)
+    load, or a restart with ``--fixtures``, never duplicates them. The store looks when it gives
+    the ids, so a create that comes first, even one still to be written, counts."""
+    return store.add_many(new_pets, into_empty=True)
 
 
 def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
@@ -2163,9 +2170,6 @@ def data_path(name: str) -> Path:
             return folder / name
     raise FileNotFoundError(f'{name} is in none of {", ".join(map(str, folders))}')
 
-
-def pets_phrase(count: int) -> str:
-    return f'{count} pet' if count == 1 else f'{count} pets'
 
 
 # -- Assertions: what the client sent, held against what a test expects --------

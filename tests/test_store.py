@@ -746,3 +746,33 @@ def test_a_restart_on_a_full_disk_is_refused_in_one_line_and_loses_nothing(small
     restarted = StubProcess('--db', str(path), '--quiet')
     assert names(port_of(restarted.url)) == ['Rex', 'Bella']
     assert restarted.stop(signal.SIGTERM) == 0
+
+
+def test_fixtures_go_into_no_store_a_create_still_to_be_written_went_into_first(tmp_path):
+    with StubStore(tmp_path / 'pets.json') as store:
+        table, outcomes = store._table, []
+
+        def load_fixtures():
+            try:
+                stub.load_fixtures(store, stub.read_fixtures())
+            except stub.ApiError as error:
+                outcomes.append(error.code)
+        with table._writer:  # held, so that the create waits in the queue, unwritten
+            create = threading.Thread(target=store.add, args=({'name': 'Rex', 'categoryId': 1},))
+            create.start()
+            wait_until(lambda: len(table._batch) == 1)
+            fixtures = threading.Thread(target=load_fixtures)
+            fixtures.start()
+            wait_until(lambda: len(table._batch) == 2)
+        with table._written:
+            table._written.notify_all()
+        create.join(10)
+        fixtures.join(10)
+        assert outcomes == ['store_not_empty']
+        assert listed(store) == [{'id': 1, 'name': 'Rex', 'categoryId': 1}]
+
+
+def test_fixtures_go_into_an_empty_store_whatever_its_kind(store):
+    assert len(stub.load_fixtures(store, stub.read_fixtures())) == len(store) > 0
+    with pytest.raises(stub.ApiError, match=f'the store already holds {len(store)} pets'):
+        stub.load_fixtures(store, stub.read_fixtures())
