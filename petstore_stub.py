@@ -2431,6 +2431,17 @@ class Waitress:
             elif problem := self.problem(encoded):
                 raise waitress.parser.ParsingError(problem)
 
+        def received(self, data: bytes) -> int:
+            consumed = super().received(data)
+            # A chunk declared larger than the body may be is refused at once: waitress would wait
+            # for all of it, answering nothing meanwhile.
+            chunks, limit = self.body_rcv, self.adj.max_request_body_size
+            if (self.chunked and not self.completed and chunks is not None
+                    and len(chunks) + chunks.chunk_remainder > limit):
+                self.error = waitress.utilities.RequestEntityTooLarge(f'exceeds max_body of {limit}')
+                self.completed = True
+            return consumed
+
         def problem(self, encoded: bool) -> str | None:
             """The reason to refuse this request, or None; ``encoded``: it has Transfer-Encoding."""
             if encoded and self.version == '1.0':

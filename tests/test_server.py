@@ -190,6 +190,8 @@ RAW_REQUESTS = [
     pytest.param(b'GET /v1/pets HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n', 400, 'bad_request',
                  id='a bare LF'),
     pytest.param(GET_PETS + b'X-Ctl: \x01\r\n\r\n', 400, 'bad_request', id='a control byte'),
+    pytest.param(post_with(b'Transfer-Encoding: chunked\r\n', b'FFFFFFFF\r\n{"name'), 413,
+                 'payload_too_large', id='a chunk declared past the body limit'),
     pytest.param(post_with(b'Content-Length: 100000000\r\n'), 413, 'payload_too_large',
                  id='a 100 MB Content-Length'),
     pytest.param(GET_PETS.replace(b'/v1/pets', b'/v1/pets%2F1') + b'\r\n', 404, 'not_found',
