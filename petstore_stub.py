@@ -2409,7 +2409,7 @@ class Waitress:
     """The server, waitress 3.0. Only this class touches waitress's internals, each for something
     its API lacks: its parser (stricter), its task (every request reaches the app with its
     Exchange, one the parser refused too; a 204 keeps its connection; one the app answers with a
-    close is closed), its channel (the writable() fix), its loggers (two warnings the faults
+    close is closed), its channel (the writable() fix; no 100 Continue without a key), its loggers (two warnings the faults
     provoke) and, to stop, its connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
@@ -2543,6 +2543,21 @@ class Waitress:
 
     class Channel(waitress.channel.HTTPChannel):
         """waitress's connection, with the parser and the task above (for refusals too)."""
+
+        def send_continue(self) -> None:
+            # A body sent with Expect: 100-continue is asked for only with a key the app takes;
+            # else the request goes on at once, without it, for its 401, and the connection then
+            # closes, as the body may come all the same.
+            request = self.request
+            if request.command not in ('GET', 'HEAD'):
+                keys = self.server.application.api_keys
+                try:
+                    check_bearer(request.headers.get('AUTHORIZATION'), keys)
+                except ApiError:
+                    request.expect_continue, request.completed = False, True
+                    request.headers['CONNECTION'] = 'close'
+                    return
+            super().send_continue()
 
         def writable(self) -> bool:
             # A speed fix: while a task runs, its buffered output waits for send_bytes, yet

@@ -62,6 +62,25 @@ def test_a_204_closes_the_connection_a_client_asks_to_close():
         assert response.will_close
 
 
+EXPECTING = (b'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n'
+             b'Content-Length: 32\r\nExpect: 100-continue\r\n')
+
+
+def test_a_body_behind_expect_100_continue_is_asked_for_only_with_a_key_the_stub_takes():
+    with stub.serve() as server:
+        with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
+            connection.sendall(EXPECTING + b'Authorization: Bearer wrong\r\n\r\n')
+            answer = connection.makefile('rb').read()  # all of it: the stub closes
+        assert answer.startswith(b'HTTP/1.1 401 Unauthorized\r\n')
+        assert b'100 Continue' not in answer and answer.endswith(b'"status": 401}\n')
+        with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
+            connection.sendall(EXPECTING + b'Authorization: Bearer petstore-demo-key\r\n\r\n')
+            assert connection.recv(100) == b'HTTP/1.1 100 Continue\r\n\r\n'
+            connection.sendall(b'{"name": "Rex", "categoryId": 1}')
+            assert connection.recv(100).startswith(b'HTTP/1.1 201 Created\r\n')
+        assert [entry['status'] for entry in server.requests] == [401, 201]
+
+
 def test_concurrent_creates_get_distinct_ids_that_survive_a_restart(tmp_path):
     db = tmp_path / 'pets.json'
     acknowledged = []
