@@ -2407,10 +2407,11 @@ class ServerError(Exception):
 
 class Waitress:
     """The server, waitress 3.0. Only this class touches waitress's internals, each for something
-    its API lacks: its parser (stricter), its task (every request reaches the app with its
-    Exchange, one the parser refused too; a 204 keeps its connection; one the app answers with a
-    close is closed), its channel (the writable() fix; no 100 Continue without a key), its loggers (two warnings the faults
-    provoke) and, to stop, its connections."""
+    its API lacks: its parser (stricter; a chunk past the body limit refused at once), its task
+    (every request reaches the app with its Exchange, one the parser refused too; a 204 keeps its
+    connection; one the app answers with a close is closed), its channel (the writable() fix; no
+    100 Continue without a key), its loggers (two warnings the faults provoke) and, to stop, its
+    connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
