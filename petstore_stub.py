@@ -761,13 +761,18 @@ def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict
         lines = path.read_bytes().split(b'\n')[:-1]
     except OSError as error:
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
+    overwritten: dict[tuple[str, str], int] = {}
     for number, line in enumerate(lines, start=1):
         try:
             change = Change.logged(
                 loads_strict(line.decode('utf-8'), object_pairs_hook=reject_duplicate_keys))
         except (ValueError, TypeError, AttributeError) as error:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
-        change.apply(tables)
+        change.apply(tables, overwritten, number)
+    if overwritten:  # the stub never writes such a log
+        (name, key), number = next(iter(overwritten.items()))
+        raise DatabaseError(f'{path}: line {number} puts {name} {key[:40]} over another; '
+                            'a log edited by hand is not replayed')
     return check_tables(path, tables)
 
 
@@ -811,12 +816,23 @@ class Change:
     def line(self) -> bytes:
         return (json.dumps({self.kind: self.tables}, ensure_ascii=False) + '\n').encode()
 
-    def apply(self, tables: dict[str, dict]) -> None:
-        """Make the change on ``tables``: the pets in memory, or a file's tables being replayed."""
+    def apply(self, tables: dict[str, dict], overwritten: dict | None = None,
+              line: int = 0) -> None:
+        """Make the change on ``tables``: the pets in memory, or a file's tables being replayed.
+
+        A replay notes in ``overwritten`` each document an insert puts over a different one, by
+        table and id, with its ``line``; a write forgets them. A log replayed over a file that
+        holds it crosses its resets so, and ends with none.
+        """
         for name, documents in self.tables.items():
             table = tables.setdefault(name, {})
             if self.kind == 'write':
                 table.clear()  # in place: the store holds the pets' dict
+                if overwritten is not None:
+                    overwritten.clear()
+            elif overwritten is not None:
+                overwritten.update(((name, key), line) for key, document in documents.items()
+                                   if table.get(key, document) != document)
             table.update(documents)
 
 

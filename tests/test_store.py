@@ -424,6 +424,10 @@ def test_a_bad_file_is_refused_and_left_untouched(tmp_path, content, problem):
                  "the key '2' appears twice", id='a pet id twice'),
     pytest.param(b'{"insert": {"pets": {"1": {"name": ""}}}}\n', 'pet 1 is not a valid pet',
                  id='not a pet'),
+    pytest.param(b'{"insert": {"pets": {"1": {"name": "a", "categoryId": 1}}}}\n'
+                 b'{"insert": {"pets": {"1": {"name": "b", "categoryId": 1}}}}\n',
+                 'line 2 puts pets 1 over another; a log edited by hand is not replayed',
+                 id='an insert over another pet'),
 ])
 def test_a_damaged_log_is_refused_and_both_files_left_untouched(tmp_path, log, problem):
     path, log_path = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
