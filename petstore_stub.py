@@ -568,7 +568,8 @@ def last_id(pets: Mapping[int, Any]) -> int:
 
     That holds because nothing is ever removed. A store that removed pets would have to keep the
     last id it gave apart from them, a high-water mark (saved with the file, in the durable store),
-    or it would give a removed pet's id again.
+    or it would give a removed pet's id again; and a log replayed over a file that holds it would
+    have to skip the inserts of pets removed since.
     """
     return next(reversed(pets), 0)
 
