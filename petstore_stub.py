@@ -580,7 +580,7 @@ def give_ids(new_pets: Sequence[Mapping[str, Any]], last: int,
     if ``into_empty``, only into an empty store, one whose last id is 0, else 409."""
     if into_empty and last:  # ids start at 1 and none is removed: the store holds ``last`` pets
         raise ApiError(409, 'store_not_empty', f'the store already holds {pets_phrase(last)}; '
-                                               'fixtures go into an empty store only: reset it first')
+                       'fixtures go into an empty store only: reset it first')
     if last + len(new_pets) > INT64_MAX:
         raise ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is taken; '
                                              'the store can take no more pets')
@@ -1190,9 +1190,10 @@ class StubApp:
         ``after`` more have passed, with ``fault``: an error status (with a Retry-After of
         ``retry_after`` seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for
         ``hang`` and ``slow``). A fault fires after the key is checked."""
-        as_value_error(lambda document, **options: self.faults.add(parse_fault(document, **options)),
-                       {'fault': fault, 'times': times, 'route': route, 'after': after,
-                        'retry_after': retry_after, 'seconds': seconds}, nothing='None')
+        def add(document: dict, **options: Any) -> dict:
+            return self.faults.add(parse_fault(document, **options))
+        as_value_error(add, {'fault': fault, 'times': times, 'route': route, 'after': after,
+                             'retry_after': retry_after, 'seconds': seconds}, nothing='None')
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
@@ -1474,9 +1475,9 @@ class KeptBody:
 def journal_entry(environ: dict, exchange: Exchange, body: bytes,
                   api_keys: Sequence[str] = ()) -> dict:
     """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
-    of the query, JOURNAL_HEADER_CHARS of the headers (credentials masked, but ``api_keys``), and the
-    body's first JOURNAL_BODY_BYTES and one more, as bytes (parsed when read). ``truncated`` says
-    whether anything was cut."""
+    of the query, JOURNAL_HEADER_CHARS of the headers (credentials masked, but ``api_keys``), and
+    the body's first JOURNAL_BODY_BYTES and one more, as bytes (parsed when read). ``truncated``
+    says whether anything was cut."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ, api_keys)
     status = None if exchange.close else exchange.status
@@ -2456,7 +2457,8 @@ class Waitress:
             chunks, limit = self.body_rcv, self.adj.max_request_body_size
             if (self.chunked and not self.completed and chunks is not None
                     and len(chunks) + chunks.chunk_remainder > limit):
-                self.error = waitress.utilities.RequestEntityTooLarge(f'exceeds max_body of {limit}')
+                self.error = waitress.utilities.RequestEntityTooLarge(
+                    f'exceeds max_body of {limit}')
                 self.completed = True
             return consumed
 
