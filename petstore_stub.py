@@ -1190,6 +1190,7 @@ class StubApp:
         ``after`` more have passed, with ``fault``: an error status (with a Retry-After of
         ``retry_after`` seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for
         ``hang`` and ``slow``). A fault fires after the key is checked."""
+
         def add(document: dict, **options: Any) -> dict:
             return self.faults.add(parse_fault(document, **options))
         as_value_error(add, {'fault': fault, 'times': times, 'route': route, 'after': after,
