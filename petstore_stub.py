@@ -1522,6 +1522,13 @@ def request_headers(environ: dict, api_keys: Sequence[str] = ()) -> tuple[dict[s
 CREDENTIALS = ('Authorization', 'Proxy-Authorization', 'Cookie', 'Set-Cookie')
 
 
+def without_credentials(quoted: str) -> str:
+    """Text an error message quotes from a request, cut where a credential header begins: a header
+    line the server refuses, or a Host a folded line ran into."""
+    found = re.search(f'(?i)({"|".join(CREDENTIALS)})\\s*:', quoted)
+    return quoted if found is None else f'{quoted[:found.end()]} <redacted>'
+
+
 class Masked(str):
     """A credential as the journal shows it, ``Bearer <redacted: 16 characters>``, wherever it goes:
     JSON, a message, the page. ``sent`` keeps it as sent, for a test's expected headers to match,
@@ -1653,9 +1660,9 @@ class HostCheck:
             return self.app(environ, start_response)
         return send_error(ApiError(
             421, 'misdirected_request',
-            f'the Host header names {printable(host[:100])!r}; this stub answers only '
-            'requests sent to localhost, 127.x.x.x or [::1] (a web page can point a name '
-            'of its own at this machine). If the name is yours, start the stub with '
+            f'the Host header names {without_credentials(printable(host[:100]))!r}; this stub '
+            'answers only requests sent to localhost, 127.x.x.x or [::1] (a web page can point '
+            'a name of its own at this machine). If the name is yours, start the stub with '
             '--allow-host NAME'), environ, start_response)
 
 
@@ -2073,7 +2080,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         api.route(ADMIN_PREFIX + path, method, checked, name=name)
 
     def matched(entries: list[dict], what: str, json: Any, query: Any, headers: Any) -> int:
-        calls = filter(call_matcher(what, stub.base_path), entries)
+        calls, query = filter(call_matcher(what, stub.base_path), entries), query_as_text(query)
         return sum(not any(call_differences(entry, json, query, headers)) for entry in calls)
 
     def list_requests() -> list:
@@ -2127,7 +2134,7 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
     operation, method, path = call.pop('operation'), call.pop('method'), call.pop('path')
     if (operation is None) == (method is None and path is None) or (method is None) != (
             path is None):
-        raise bad_body('name the call by operation, or by method and path; not both')
+        raise bad_body('name the call by operation, or by method and path: one of the two')
     if operation is not None and operation not in OPERATIONS:
         raise bad_body(f'operation must be one of {", ".join(OPERATIONS)}; got {brief(operation)}')
     if method is not None and not (isinstance(method, str) and method.isascii()
@@ -2201,9 +2208,9 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
         raise ValueError(f'times is a whole number from 0; got {times!r}')
     if query is not None and any(value is None for value in query.values()):
         raise ValueError('a query value is text, a number, or a list of them; not None')
-    calls = list(filter(call_matcher(what, base_path), entries))
+    calls, as_text = list(filter(call_matcher(what, base_path), entries)), query_as_text(query)
     # The first few differences of each call, enough to rank them and to show the closest.
-    differences = [list(itertools.islice(call_differences(entry, json, query, headers),
+    differences = [list(itertools.islice(call_differences(entry, json, as_text, headers),
                                          DIFFERENCES_SHOWN + 1)) for entry in calls]
     matching = differences.count([])
     if matching if times is None else matching == times:
@@ -2226,7 +2233,7 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
         shown = differences[closest][:DIFFERENCES_SHOWN]
         lines += [f'  {describe_difference(*difference)}' for difference in shown]
         if len(differences[closest]) > len(shown):
-            left = sum(1 for _ in call_differences(calls[closest], json, query, headers))
+            left = sum(1 for _ in call_differences(calls[closest], json, as_text, headers))
             lines.append(f'  ... and {left - len(shown)} more')
     cut = [f'#{index + 1}' for index in nearest if calls[index]['truncated']]
     if cut:
@@ -2261,8 +2268,8 @@ def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
 
 def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
                      headers: Mapping[str, str] | None) -> Iterator[tuple[str, Any, Any]]:
-    """How a recorded request differs from what was expected: (field, expected, sent) for each
-    field that differs, ABSENT where it is on one side only.
+    """How a recorded request differs from what was expected (``query`` as query_as_text() gives
+    it): (field, expected, sent) for each field that differs, ABSENT where it is on one side only.
 
     Lazily, and so that the first n differences cost time that grows with the entry (which the
     journal bounds) and n, never with the filter: a test may ask whether there is any, or for the
@@ -2280,8 +2287,7 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
         parsed: dict[str, list[str]] = {}
         with contextlib.suppress(ApiError):
             parsed = parse_query(entry['query'])
-        for name, value in query.items():
-            expected = list(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+        for name, expected in query.items():
             sent = parsed.get(name, [ABSENT])
             if not same_json(expected, sent[0] if len(sent) == 1 else sent):
                 yield f'query {name}', expected, sent[0] if len(sent) == 1 else sent
@@ -2292,6 +2298,13 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
             # A masked credential is compared as sent, and shown masked.
             if not same_json(expected, getattr(sent, 'sent', sent)):
                 yield f'header {name}', expected, sent
+
+
+def query_as_text(query: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Expected query values as a query has them, text: ``{'limit': 5}`` -> ``{'limit': '5'}``."""
+    return None if query is None else {
+        name: list(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+        for name, value in query.items()}
 
 
 def describe_difference(field: str, expected: Any, sent: Any) -> str:
@@ -2477,7 +2490,7 @@ class Waitress:
                 return 'send one Host header (an HTTP/1.1 request must)'
             if host is not None and not HOST_PATTERN.fullmatch(host):
                 return ('the Host header must be a host name, with a port if any; '
-                        f'got {host[:60]!r}')
+                        f'got {without_credentials(host[:60])!r}')
             target = self.request_uri
             if '#' in target or not all('!' <= c <= '~' for c in target):
                 return 'the request target holds a character no URL may hold as it is'
@@ -2508,7 +2521,7 @@ class Waitress:
                 431: f'the request headers are over {self.channel.adj.max_request_header_size} '
                      'bytes in all',
                 500: 'the stub failed on this request; its log has the traceback',
-            }.get(error.code, f'the request is not valid HTTP: {error.body}')
+            }.get(error.code, f'the request is not valid HTTP: {without_credentials(error.body)}')
             # No line for headers too large to read: waitress then stands a 'GET /' in for it.
             line = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
             method, _, target = line.decode('latin-1').rsplit(' HTTP/', 1)[0].partition(' ')
@@ -2938,7 +2951,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             if args.admin:
                 document['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
             try:
-                ready = write_whole(args.ready_file, to_json(document))
+                write_whole(args.ready_file, ready := to_json(document))
             except OSError as error:
                 server.stop()
                 raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
@@ -2953,37 +2966,34 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         try:
             run_until_stopped(server)
         finally:
-            # Unless another stub has written its own there since.
-            if ready is not None and is_same_file(args.ready_file, ready):
-                args.ready_file.unlink(missing_ok=True)
+            # Unless another stub has written its own there since: its pid is another.
+            with contextlib.suppress(OSError, UnicodeError):
+                if ready is not None and args.ready_file.read_text(encoding='utf-8') == ready:
+                    args.ready_file.unlink()
         console.log(f'petstore-stub stopped: {holding(store)}')
 
 
-def write_whole(path: Path, text: str) -> os.stat_result:
+def write_whole(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a new file beside it, so that a reader sees all of it or
-    none; return what the file is, for is_same_file(). The new file's name cannot be guessed, and
-    it is created, never opened through a link planted in its place."""
+    none. The new file's name cannot be guessed, and it is created, never opened through a link
+    planted in its place."""
     descriptor, temporary = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp',
                                              dir=path.parent)
     try:
         with open(descriptor, 'w', encoding='utf-8') as file:
             file.write(text)
-            written = os.fstat(file.fileno())
         os.replace(temporary, path)
-        return written
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
 
 
-def is_same_file(path: Path, other: Path | os.stat_result) -> bool:
-    """Whether ``path`` is ``other`` (a path, or what a file was): through a link too."""
+def is_same_file(path: Path, other: Path) -> bool:
+    """Whether ``path`` and ``other`` name one file, through a link too (or would, if missing)."""
     try:
-        known = other if isinstance(other, os.stat_result) else os.stat(other)
-        return os.path.samestat(os.stat(path), known)
-    except OSError:  # one is missing: the same name, then, or nothing
-        return not isinstance(other, os.stat_result) and (
-            os.path.realpath(path) == os.path.realpath(other))
+        return os.path.samefile(path, other)
+    except OSError:  # one is missing
+        return os.path.realpath(path) == os.path.realpath(other)
 
 
 def holding(store: StubStore) -> str:

@@ -202,3 +202,15 @@ def test_an_admin_body_too_large_or_empty_is_refused_in_admin_words(body, status
     client = make_client(stub.create_stub(admin=True))
     response = client.post('/__admin/faults', body, content_type='application/json', status=status)
     assert response.json['message'] == message
+
+
+@pytest.mark.parametrize('call', [
+    pytest.param({}, id='neither'),
+    pytest.param({'operation': 'listPets', 'method': 'GET', 'path': '/pets'}, id='both'),
+    pytest.param({'method': 'GET'}, id='a method without a path'),
+])
+def test_a_filter_names_its_calls_one_way_and_says_so(call):
+    client = make_client(stub.create_stub(admin=True))
+    refused = client.post_json('/__admin/requests/count', call, status=400).json
+    assert refused['message'] == ('name the call by operation, or by method and path: '
+                                  'one of the two')

@@ -402,11 +402,14 @@ def test_the_ready_file_is_written_through_no_link_planted_beside_it(tmp_path):
     assert SERVED == [os.getpid()] and victim.read_text() == 'untouched'
 
 
-def test_a_clean_stop_leaves_a_ready_file_another_stub_wrote_since(tmp_path):
+@pytest.mark.parametrize('renamed', [pytest.param(True, id='renamed over it'),
+                                     pytest.param(False, id='removed, then written anew')])
+def test_a_clean_stop_leaves_a_ready_file_another_stub_wrote_since(tmp_path, renamed):
     ready = tmp_path / 'ready.json'
-    other = tmp_path / 'other.json'
+    other = tmp_path / 'other.json' if renamed else ready
 
     def another_stub_writes_its_own(server):
+        ready.unlink()  # as a script does before it starts the next stub; the inode may be reused
         other.write_text('{"url": "http://127.0.0.1:1/v1", "pid": 1}\n')
         other.replace(ready)
     assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready)],

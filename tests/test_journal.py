@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import signal
+import socket
 import time
 import tracemalloc
 from pathlib import Path
@@ -227,3 +228,20 @@ def test_an_expected_credential_matches_as_sent_and_a_difference_shows_it_masked
     count = client.post_json('/__admin/requests/count',
                              {'method': 'GET', 'path': '/pets', 'headers': SECRETS})
     assert count.json == {'count': 1}
+
+
+@pytest.mark.parametrize('raw', [
+    pytest.param(b'Authorization: Bearer SECRET\nX: y\r\n', id='a bare LF in Authorization'),
+    pytest.param(b'Cookie: s=SECRET\r\r\n', id='a bare CR in Cookie'),
+    pytest.param(b' Authorization: Bearer SECRET\r\n', id='Authorization folded into Host'),
+])
+def test_a_credential_in_a_header_line_the_server_refuses_is_not_journalled(raw):
+    with stub.serve() as server:
+        with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
+            connection.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\n' + raw
+                               + b'Connection: close\r\n\r\n')
+            answer = connection.makefile('rb').read()
+        (entry,) = server.requests
+    assert answer.split(b' ')[1] == b'400' and b'SECRET' not in answer
+    assert entry['status'] == 400 and entry['error']['message'].endswith(': <redacted>')
+    assert 'SECRET' not in json.dumps(server.requests)
