@@ -2,6 +2,7 @@
 or parts of them, and the examples it links to run as written."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -148,3 +149,15 @@ def test_the_node_example_runs_as_written(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout == '200 { matched: 1 }\n'
     assert list(tmp_path.iterdir()) == []  # the stub removed its ready file as it stopped
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which('node') is None, reason='the example is written for Node')
+def test_the_node_example_without_the_stub_on_path_says_so_in_one_line(tmp_path):
+    node = shutil.which('node')
+    result = subprocess.run([node, str(ROOT / 'tests' / 'example_node.mjs')], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, 'PATH': str(tmp_path)})
+    assert result.returncode == 1
+    assert result.stderr == ('example_node: cannot run petstore-stub (ENOENT); '
+                             "put the venv's bin on PATH\n")
