@@ -2039,7 +2039,7 @@ def app_url() -> str:
 
 def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
     """An OpenAPI description in ``data/`` whose one server is ``base_url``, as the client reached
-    it, so that a generated client needs no base URL."""
+    it (right for Swagger UI; a generated client takes the ready file's, as the port changes)."""
     return {**openapi_template(name), 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
