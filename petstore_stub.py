@@ -1053,6 +1053,8 @@ ADMIN_PREFIX = '/__admin/'
 #: The API's operations, by operationId, each with its method: create_app()'s routes, the one list
 #: of them. The faults, the journal's filters, CORS and the admin description all take it from here.
 OPERATIONS = {route.name: route.method for route in create_app().routes}
+#: What a journal entry's ``operation`` may name: an operation, or a document (see add_documents()).
+JOURNALLED = (*OPERATIONS, 'index', 'openapi')
 #: What the journal keeps of each request (see journal_entry()).
 JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
@@ -1849,7 +1851,7 @@ class FaultPlugin:
             if chaos is None or self._random.random() >= chaos['rate']:
                 return None
             kind = self._random.choice(chaos['faults'])
-        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind, 0), 'chaos': True}
+        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind), 'chaos': True}
 
 
 def fault_error(status: int, fault: dict) -> ApiError:
@@ -1912,7 +1914,7 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     if seconds is not None and not (kind in FAULT_SECONDS and is_delay(seconds) and seconds > 0):
         raise bad_body(f'seconds goes with hang or slow: more than 0, at most '
                        f'{FAULT_SECONDS_MAX:g}; got {seconds!r}')
-    return {**fault, 'seconds': FAULT_SECONDS.get(kind, 0) if seconds is None else seconds}
+    return {**fault, 'seconds': FAULT_SECONDS.get(kind) if seconds is None else seconds}
 
 
 def parse_chaos(document: Mapping[str, Any]) -> dict:
@@ -2046,11 +2048,13 @@ def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
 @functools.lru_cache(maxsize=2)
 def openapi_template(name: str) -> dict:
     """The file as read once, as page_template() reads the page: neither changes while serving.
-    The admin description's OperationId gets the operations, as the routes name them."""
+    The admin description gets the names the routes give: OperationId, of the operations, and
+    JournalOperation, of what the journal records."""
     document = json.loads(data_path(name).read_text(encoding='utf-8'))
-    operation_id = document['components']['schemas'].get('OperationId')
-    if operation_id is not None:
-        operation_id['enum'] = [*OPERATIONS, None]  # null too: OpenAPI 3.0's nullable needs it
+    schemas = document['components']['schemas']
+    for schema, names in (('OperationId', OPERATIONS), ('JournalOperation', JOURNALLED)):
+        if schema in schemas:
+            schemas[schema]['enum'] = [*names, None]  # null too: OpenAPI 3.0's nullable needs it
     return document
 
 
@@ -2135,8 +2139,8 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
     if (operation is None) == (method is None and path is None) or (method is None) != (
             path is None):
         raise bad_body('name the call by operation, or by method and path: one of the two')
-    if operation is not None and operation not in OPERATIONS:
-        raise bad_body(f'operation must be one of {", ".join(OPERATIONS)}; got {brief(operation)}')
+    if operation is not None and operation not in JOURNALLED:
+        raise bad_body(f'operation must be one of {", ".join(JOURNALLED)}; got {brief(operation)}')
     if method is not None and not (isinstance(method, str) and method.isascii()
                                    and method.isalpha()):
         raise bad_body(f'method must be an HTTP method, such as GET; got {brief(method)}')
@@ -2254,11 +2258,11 @@ def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
 
 def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
     """``what`` (an operationId, or ``'METHOD /path'``) -> a test of a journal entry."""
-    if what in OPERATIONS:
+    if what in JOURNALLED:
         return lambda entry: entry['operation'] == what
     method, _, path = what.partition(' ')
     if not path.startswith('/'):
-        raise ValueError(f"name an operation ({', '.join(OPERATIONS)}) or 'METHOD /path'; "
+        raise ValueError(f"name an operation ({', '.join(JOURNALLED)}) or 'METHOD /path'; "
                          f'got {what!r}')
     if '?' in path:
         raise ValueError(f'give the query as query=, not in the path; got {what!r}')

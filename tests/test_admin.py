@@ -99,7 +99,7 @@ def test_faults_lists_what_is_left_of_each_and_chaos(admin):
     admin.get('/v1/pets')
     admin.get('/v1/pets', status=503)
     assert admin.get('/__admin/faults').json == {'chaos': None, 'faults': [
-        {'fault': 503, 'times': 1, 'route': None, 'after': 0, 'retry_after': None, 'seconds': 0},
+        {'fault': 503, 'times': 1, 'route': None, 'after': 0, 'retry_after': None, 'seconds': None},
         {'fault': 'slow', 'times': 1, 'route': 'getPet', 'after': 0, 'retry_after': None,
          'seconds': 2.0}]}
     admin.post_json('/__admin/chaos', {'rate': 0.5, 'faults': [500], 'seed': 7})

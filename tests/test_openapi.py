@@ -164,9 +164,12 @@ def test_the_admin_document_names_the_fault_kinds_and_operations_the_code_has(ad
     assert schemas['Fault']['properties']['fault']['oneOf'][1]['enum'] == list(stub.FAULT_KINDS)
     operations = [route.name for route in stub.create_app().routes]
     assert schemas['OperationId']['enum'] == [*operations, None]
-    for schema, name in (('CallFilter', 'operation'), ('CallAssertion', 'operation'),
-                         ('Fault', 'route')):
-        assert schemas[schema]['properties'][name] == {'$ref': '#/components/schemas/OperationId'}
+    assert schemas['JournalOperation']['enum'] == [*operations, 'index', 'openapi', None]
+    for schema, name, names in (('CallFilter', 'operation', 'JournalOperation'),
+                                ('CallAssertion', 'operation', 'JournalOperation'),
+                                ('JournalEntry', 'operation', 'JournalOperation'),
+                                ('NewFault', 'route', 'OperationId'), ('Fault', 'route', 'OperationId')):
+        assert schemas[schema]['properties'][name] == {'$ref': f'#/components/schemas/{names}'}
     assert set(schemas['CallAssertion']['properties']) == {*schemas['CallFilter']['properties'],
                                                            'times'}
     assert set(schemas['JournalEntry']['required']) == {
