@@ -76,6 +76,7 @@ import itertools
 import json
 import logging
 import logging.handlers
+import math
 import os
 import queue
 import random
@@ -1080,7 +1081,7 @@ class Exchange:
     share. The server adapter makes it as the request's head arrives (StubApp, in process)."""
 
     __slots__ = ('received', 'refusal', 'can_close', 'status', 'error', 'fault', 'page', 'close',
-                 'hold')
+                 'hold', 'then')
 
     def __init__(self, received: int, refusal: ApiError | None = None,
                  can_close: bool = False) -> None:
@@ -1093,6 +1094,7 @@ class Exchange:
         self.page = False  #: the page was served: a browser's visit, and no call
         self.close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered,
         self.hold = 0.0  #: once the fence has held it so many seconds (a hang)
+        self.then: Callable[[], Any] | None = None  #: for the server to call once it has answered
 
     def error_sent(self, error: ApiError) -> ApiError:
         """Note the code and message of ``error``, sent as the answer; not the error itself, whose
@@ -1129,6 +1131,8 @@ class StubApp:
         #: For check(): each failure inside the app or its server, cut loose from its frames, and
         #: its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
+        #: How the server that serves it stops, called once the shutdown endpoint has answered.
+        self.on_shutdown: Callable[[], Any] | None = None
         # The layers, innermost first.
         app: Any = Cors(self.answer, cors)
         if self.allowed_hosts is not None:
@@ -1169,7 +1173,8 @@ class StubApp:
         between two tests. A request that arrived before it is let go if held, finished if under
         way, dropped if not yet begun; one arriving while it runs waits; none is recorded."""
         self.faults.clear()
-        self.delay = 0.0
+        self.fence.delay = None
+        self.faults.delays.clear()
         with self.fence.cut() as cut_at:
             self.journal.clear(cut_at)
             self.store.reset()
@@ -1187,16 +1192,23 @@ class StubApp:
 
     def fail_next(self, fault: int | str, times: int = 1, route: str | None = None, *,
                   after: int = 0, retry_after: int | None = None,
-                  seconds: float | None = None) -> None:
+                  seconds: float | None = None) -> int:
         """Answer the next ``times`` requests (to ``route``, an operationId, or any), once
         ``after`` more have passed, with ``fault``: an error status (with a Retry-After of
         ``retry_after`` seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for
-        ``hang`` and ``slow``). A fault fires after the key is checked."""
+        ``hang`` and ``slow``). A fault fires after the key is checked. Returns its id, for
+        cancel_fault()."""
 
         def add(document: dict, **options: Any) -> dict:
             return self.faults.add(parse_fault(document, **options))
-        as_value_error(add, {'fault': fault, 'times': times, 'route': route, 'after': after,
-                             'retry_after': retry_after, 'seconds': seconds}, nothing='None')
+        return as_value_error(add, {'fault': fault, 'times': times, 'route': route, 'after': after,
+                                    'retry_after': retry_after, 'seconds': seconds},
+                              nothing='None')['id']
+
+    def cancel_fault(self, fault_id: int) -> None:
+        """Take the fault fail_next() queued as ``fault_id`` off the queue; ValueError if it has
+        fired all its times, or was cancelled."""
+        as_value_error(lambda document: self.faults.cancel(document['id']) or {}, {'id': fault_id})
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
@@ -1207,16 +1219,40 @@ class StubApp:
             parse_chaos, {'rate': rate, 'faults': faults, 'seed': seed}))['seed']
 
     @property
-    def delay(self) -> float:
-        """Seconds added before each API request (0 for none), to test a client's timeouts."""
-        return self.fence.delay
+    def delay(self) -> float | None:
+        """Seconds added before each API request (0 for none), to test a client's timeouts; None
+        while the delay is drawn from a distribution (set_delay())."""
+        return 0.0 if self.fence.delay is None else self.fence.delay.delay['seconds']
 
     @delay.setter
     def delay(self, seconds: float) -> None:
         if not is_delay(seconds):
             raise ValueError(f'delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; '
                              f'got {seconds!r}')
-        self.fence.delay = seconds
+        self.set_delay(seconds)
+
+    def set_delay(self, seconds: float | None = None, *, distribution: str = 'fixed',
+                  lower: float | None = None, upper: float | None = None,
+                  median: float | None = None, sigma: float | None = None,
+                  cap: float | None = None, route: str | None = None,
+                  seed: int | None = None) -> dict:
+        """Hold each API request (each call to ``route``, an operationId, if given, once its key
+        is accepted) before it is answered: ``seconds``, or a draw from a ``uniform`` distribution
+        (``lower`` to ``upper``) or a ``lognormal`` one (``median``, ``sigma``, at most ``cap``),
+        seeded by ``seed`` so that a run repeats. ``seconds=0`` turns it off. Returns the delay
+        with every field, the seed chosen if none was given."""
+        delay = as_value_error(parse_delay, {
+            'distribution': distribution, 'seconds': seconds, 'lower': lower, 'upper': upper,
+            'median': median, 'sigma': sigma, 'cap': cap, 'route': route, 'seed': seed},
+            nothing='None')
+        drawn = None if delay['seconds'] == 0 else Delay(delay)  # a delay of 0 is none
+        if route is None:
+            self.fence.delay = drawn
+        elif drawn is None:
+            self.faults.delays.pop(route, None)
+        else:
+            self.faults.delays[route] = drawn
+        return delay
 
     @property
     def requests(self) -> list[dict]:
@@ -1237,6 +1273,20 @@ class StubApp:
         """Assert that the client never sent ``what``: assert_called(what, times=0)."""
         __tracebackhide__ = True
         self.assert_called(what, times=0)
+
+    def find_requests(self, what: str, *, json: Any = None,
+                      query: Mapping[str, Any] | None = None,
+                      headers: Mapping[str, str] | None = None) -> list[dict]:
+        """The journal's entries that assert_called() with these arguments counts, oldest first."""
+        return matching_calls(self.requests, what, self.base_path, json, query, headers)
+
+    def settings(self) -> dict:
+        """What the stub is set to now: its delays (for every request first), chaos, how many
+        faults are queued, and how many requests the journal keeps."""
+        delays = [self.fence.delay, *self.faults.delays.values()]
+        return {'delays': [delay.delay for delay in delays if delay is not None],
+                'chaos': self.faults.chaos, 'faults_queued': len(self.faults.listed()['faults']),
+                'journal_size': self.journal.size}
 
 
 def render_noted(error: bottle.HTTPError) -> str:
@@ -1318,7 +1368,7 @@ class Fence:
 
     def __init__(self, app: Callable) -> None:
         self.app = app
-        self.delay = 0.0  #: seconds each API request waits first
+        self.delay: Delay | None = None  #: what each API request waits first
         self.under_way = 0  #: the API requests let in that have not ended
         self._lock = threading.Condition()
         self._cut_at = 0  #: when the last cut began (time.monotonic_ns())
@@ -1335,7 +1385,7 @@ class Fence:
             stale = exchange.received < self._cut_at
             self.under_way += 1
         try:
-            if stale or self.delay and self.hold(self.delay, exchange):
+            if stale or self.delay is not None and self.hold(self.delay.draw(), exchange):
                 exchange.close = 'dropped'
                 start_response('204 No Content', [])  # goes nowhere: the server closes instead
                 return []
@@ -1417,6 +1467,7 @@ class Journal:
                  api_keys: Sequence[str] = ()) -> None:
         self.app, self.admin, self.api_keys = app, admin, api_keys
         #: Each entry, with when its request arrived.
+        self.size = size
         self._entries: collections.deque[tuple[int, dict]] = collections.deque(maxlen=size)
         self._lock = threading.Lock()
         self._sequence = itertools.count(1)  #: never reset
@@ -1750,9 +1801,11 @@ class FaultPlugin:
     def __init__(self, hold: Callable[[float, Exchange], bool]) -> None:
         self.hold = hold
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
+        self.delays: dict[str, Delay] = {}  #: what calls to an operation wait, by its name
         self._random = random.Random()
         #: Each queued fault, with what is left of its ``times`` and ``after``; and both as asked.
         self._queue: list[tuple[dict, tuple[int, int]]] = []
+        self._ids = itertools.count(1)  #: each queued fault's id, never reused
         self._lock = threading.Lock()
 
     def apply(self, callback: Callable, route: bottle.Route) -> Callable:
@@ -1761,6 +1814,12 @@ class FaultPlugin:
 
         @functools.wraps(callback)
         def operation_or_fault(*args: Any, **kwargs: Any) -> Any:
+            delay = self.delays.get(route.name) if self.delays else None
+            if delay is not None:
+                exchange = bottle.request.environ[EXCHANGE]
+                if self.hold(delay.draw(), exchange) and exchange.can_close:  # let go by a reset
+                    exchange.close = 'dropped'
+                    return ''
             # A look without the lock, which _take() takes: most requests meet no fault.
             fault = self._take(route.name) if self._queue or self.chaos else None
             if fault is None:
@@ -1802,12 +1861,23 @@ class FaultPlugin:
         return drip(data, fault['seconds'], lambda pause: self.hold(pause, exchange))
 
     def add(self, fault: dict) -> dict:
+        """Queue ``fault`` (parse_fault()); return it with its ``id``."""
         with self._lock:
             if len(self._queue) >= FAULTS_QUEUED_MAX:
                 raise ApiError(409, 'too_many_faults', f'{FAULTS_QUEUED_MAX} faults are queued, '
                                'the most the stub keeps; let them fire, or cancel them first')
-            self._queue.append((dict(fault), (fault['times'], fault['after'])))
-        return fault
+            queued = {'id': next(self._ids), **fault}
+            self._queue.append((queued, (fault['times'], fault['after'])))
+            return dict(queued)
+
+    def cancel(self, fault_id: int) -> None:
+        """Take the queued fault with this id off the queue; 404 if none is queued."""
+        with self._lock:
+            kept = [queued for queued in self._queue if queued[0]['id'] != fault_id]
+            if len(kept) == len(self._queue):
+                raise ApiError(404, 'not_found', f'no fault with id {fault_id} is queued: it has '
+                                                 'fired all its times, or was cancelled')
+            self._queue = kept
 
     def take_unused(self) -> list[str]:
         """Take each queued fault that has not fired all its ``times``, as ``503 for createPet:
@@ -1931,6 +2001,64 @@ def parse_chaos(document: Mapping[str, Any]) -> dict:
     if seed is None and rate:
         seed = secrets.randbelow(2 ** 32)
     return {'rate': rate, 'faults': list(faults), 'seed': seed}
+
+
+#: What each kind of delay takes, besides ``route`` and ``seed``.
+DELAY_FIELDS = {'fixed': ('seconds',), 'uniform': ('lower', 'upper'),
+                'lognormal': ('median', 'sigma', 'cap')}
+
+
+def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
+    """A delay for set_delay() or ``POST /__admin/delay`` -> every field, those its distribution
+    does not take None, or 400: ``{"seconds": 0.2}``, ``{"distribution": "uniform", "lower": 0.05,
+    "upper": 0.3}``, ``{"distribution": "lognormal", "median": 0.1, "sigma": 0.5, "cap": 2}``;
+    ``route`` for one operation's calls only, ``seed`` for draws that repeat."""
+    delay = fields_of(document, 'a delay', distribution='fixed', seconds=None, lower=None,
+                      upper=None, median=None, sigma=None, cap=None, route=None, seed=None)
+    kind, route, seed = delay['distribution'], delay['route'], delay['seed']
+    if kind not in DELAY_FIELDS:
+        raise bad_body(f'distribution must be one of {", ".join(DELAY_FIELDS)}; got {brief(kind)}')
+    wanted = DELAY_FIELDS[kind]
+    given = [name for name in ('seconds', 'lower', 'upper', 'median', 'sigma', 'cap')
+             if delay[name] is not None]
+    if [name for name in given if name not in wanted] or [
+            name for name in wanted if name != 'cap' and name not in given]:
+        raise bad_body(f'a {kind} delay takes {" and ".join(wanted)}'
+                       f'{" (cap if wanted)" if kind == "lognormal" else ""}; got {brief(document)}')
+    for name in given:
+        if not is_delay(delay[name]):
+            raise bad_body(f'{name} must be a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; '
+                           f'got {brief(delay[name])}')
+    if kind == 'uniform' and delay['lower'] > delay['upper']:
+        raise bad_body(f'lower must be at most upper; got {delay["lower"]} and {delay["upper"]}')
+    if route not in (None, *OPERATIONS):
+        raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
+                       f'got {brief(route)}')
+    if seed is not None and not is_whole(seed):
+        raise bad_body(f'seed must be a whole number from 0; got {brief(seed)}')
+    if seed is None and kind != 'fixed':
+        seed = secrets.randbelow(2 ** 32)
+    return {**delay, 'seed': seed}
+
+
+class Delay:
+    """A delay as parse_delay() gives it, drawing its seconds: fixed, uniform, or lognormal (its
+    median and sigma, at most its cap), from a random of its own, so that a seed repeats them."""
+
+    def __init__(self, delay: dict) -> None:
+        self.delay = delay
+        self._random = random.Random(delay['seed'])
+        self._lock = threading.Lock()
+
+    def draw(self) -> float:
+        delay = self.delay
+        if delay['distribution'] == 'fixed':
+            return delay['seconds']
+        with self._lock:
+            if delay['distribution'] == 'uniform':
+                return self._random.uniform(delay['lower'], delay['upper'])
+            drawn = delay['median'] * math.exp(delay['sigma'] * self._random.gauss(0, 1))
+        return min(drawn, delay['cap'] or FAULT_SECONDS_MAX, FAULT_SECONDS_MAX)
 
 
 def is_whole(value: Any, least: int = 0) -> bool:
@@ -2068,7 +2196,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         not take; it gets the body as a JSON object and returns what to send as JSON, None: 204."""
         where = f'{method} {ADMIN_PREFIX}{path}'
 
-        def checked() -> str:
+        def checked(**in_path: str) -> str:
             request = bottle.request
             check_query_names(parse_query(request.query_string), where, query)
             if body:
@@ -2078,14 +2206,36 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
             elif read_body(request, 'an admin request'):
                 raise bad_body(f'{where} takes no body')
             else:
-                result = handler()
+                result = handler(**in_path)
             bottle.response.status = 204 if result is None else status
             return '' if result is None else to_json(result)
         api.route(ADMIN_PREFIX + path, method, checked, name=name)
 
     def matched(entries: list[dict], what: str, json: Any, query: Any, headers: Any) -> int:
-        calls, query = filter(call_matcher(what, stub.base_path), entries), query_as_text(query)
-        return sum(not any(call_differences(entry, json, query, headers)) for entry in calls)
+        return len(matching_calls(entries, what, stub.base_path, json, query, headers))
+
+    def one_request(sequence: str) -> dict:
+        number = parse_whole_number(sequence)
+        found = [] if number is None else stub.journal.entries(number - 1)[:1]
+        if not found or found[0]['sequence'] != number:
+            raise ApiError(404, 'not_found', f'the journal holds no entry {printable(sequence[:40])}'
+                                             ': it was never made, or is gone (reset, cleared, or '
+                                             'past the journal\'s size)')
+        return found[0]
+
+    def cancel_fault(fault_id: str) -> None:
+        number = parse_whole_number(fault_id)
+        if number is None:
+            raise bad_parameter(f'a fault id is a whole number; got {printable(fault_id[:40])!r}')
+        stub.faults.cancel(number)
+
+    def shutdown() -> dict:
+        if stub.on_shutdown is None:
+            raise ApiError(409, 'cannot_stop', 'this app is not served by the stub\'s own server, '
+                                               'so it cannot stop it')
+        bottle.request.environ[EXCHANGE].then = stub.on_shutdown
+        bottle.response.set_header('Connection', 'close')
+        return {'status': 'stopping'}
 
     def list_requests() -> list:
         values = parse_query(bottle.request.query_string).get('since', ['0'])
@@ -2104,11 +2254,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         return {'matched': matched(entries, **call)}
 
     def set_delay(document: dict) -> dict:
-        if set(document) != {'seconds'} or not is_delay(document['seconds']):
-            raise bad_body(f'send {{"seconds": S}}, S from 0 to {FAULT_SECONDS_MAX:g} (0 for no '
-                           f'delay); got {brief(document)}')
-        stub.delay = document['seconds']
-        return document
+        return stub.set_delay(**parse_delay(document))
 
     admin('GET', 'health', 'health', lambda: {
         'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path})
@@ -2120,11 +2266,17 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     admin('POST', 'requests/count', 'countRequests', lambda document: {
         'count': matched(stub.requests, **parse_call_filter(document))}, body=True)
     admin('POST', 'requests/assert', 'assertRequests', assert_requests, body=True)
+    admin('POST', 'requests/find', 'findRequests', lambda document: matching_calls(
+        stub.requests, base_path=stub.base_path, **parse_call_filter(document)), body=True)
+    admin('GET', 'requests/<sequence>', 'getRequest', one_request)
     admin('POST', 'fixtures', 'loadFixtures', stub.load_fixtures, status=201)
     admin('GET', 'faults', 'listFaults', stub.faults.listed)
     admin('POST', 'faults', 'addFault', lambda document: stub.faults.add(parse_fault(document)),
           body=True, status=201)
     admin('DELETE', 'faults', 'clearFaults', stub.faults.clear)
+    admin('DELETE', 'faults/<fault_id>', 'cancelFault', cancel_fault)
+    admin('GET', 'settings', 'getSettings', stub.settings)
+    admin('POST', 'shutdown', 'shutdown', shutdown, status=202)
     admin('POST', 'chaos', 'setChaos',
           lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
     admin('POST', 'delay', 'setDelay', set_delay, body=True)
@@ -2254,6 +2406,14 @@ def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
     if total > len(numbered):
         lines.append(f'  ... and {total - len(numbered)} more (the journal, requests, has them)')
     return lines
+
+
+def matching_calls(entries: list[dict], what: str, base_path: str, json: Any,
+                   query: Mapping[str, Any] | None, headers: Mapping[str, str] | None) -> list[dict]:
+    """The entries that are ``what`` and match the rest: those assert_called() counts."""
+    is_what, query = call_matcher(what, base_path), query_as_text(query)
+    return [entry for entry in entries
+            if is_what(entry) and not any(call_differences(entry, json, query, headers))]
 
 
 def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
@@ -2556,7 +2716,10 @@ class Waitress:
             FIN, or a TCP reset (RST) for 'reset'. Requests pipelined behind it then go unserved,
             as its client sees them go."""
             if self.exchange.close is None:
-                return super().finish()
+                super().finish()
+                if self.exchange.then is not None:  # the answer is written: now the shutdown
+                    self.exchange.then()
+                return
             self.close_on_finish = True
             channel = self.channel
             if channel.socket is None:  # closed already, by its client or by stop()
@@ -2665,6 +2828,8 @@ class StubServer:
         self.api_key = app.api_keys[0]
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
+        # POST /__admin/shutdown: in a thread of its own, as stop() waits for the workers.
+        app.on_shutdown = lambda: threading.Thread(target=self.stop, daemon=True).start()
 
     @property
     def url(self) -> str:
@@ -2813,9 +2978,12 @@ def build_parser() -> argparse.ArgumentParser:
     add('--chaos', type=chaos_rate, metavar='RATE',
         help='give each API request a fault with probability RATE (0 to 1), drawn from '
              + ', '.join(map(str, CHAOS_FAULTS)))
-    add('--seed', type=seed_number, metavar='N', help='seed the chaos draw, to repeat a run')
-    add('--delay', type=delay_seconds, default=0, metavar='SECONDS',
-        help=f'make every API request wait SECONDS first (0 to {FAULT_SECONDS_MAX:g})')
+    add('--seed', type=seed_number, metavar='N',
+        help='seed the chaos draw and the delays drawn, to repeat a run')
+    add('--delay', type=delay_flag, action='append', default=[], metavar='[ROUTE=]DELAY',
+        help=f'make every API request (or ROUTE\'s calls) wait first: SECONDS (0 to '
+             f'{FAULT_SECONDS_MAX:g}), uniform:LOWER:UPPER or lognormal:MEDIAN:SIGMA[:CAP]; '
+             'repeatable')
     add('--ready-file', type=ready_file, metavar='PATH',
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
     add('--quiet', action='store_true', help='no access log')
@@ -2855,8 +3023,39 @@ port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
 seed_number = flag_type(parse_whole_number, lambda seed: True, 'a seed is a whole number from 0')
 chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1, 'a rate is a number from 0 to 1')
-delay_seconds = flag_type(parse_decimal, is_delay,
-                          f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}')
+
+
+def delay_flag(text: str) -> dict:
+    """``--delay [ROUTE=]SECONDS``, ``uniform:LOWER:UPPER`` or ``lognormal:MEDIAN:SIGMA[:CAP]``
+    -> set_delay()'s arguments, or an ArgumentTypeError."""
+    route, _, spec = text.rpartition('=')
+    kind, *numbers = spec.split(':') if ':' in spec else ('fixed', spec)
+    values = [parse_decimal(number) for number in numbers]
+    names = DELAY_FIELDS.get(kind, ())
+    if None in values or not (len(names) - (kind == 'lognormal') <= len(values) <= len(names)):
+        raise argparse.ArgumentTypeError(
+            f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}, uniform:LOWER:UPPER '
+            f'or lognormal:MEDIAN:SIGMA[:CAP], after ROUTE= if for one operation; got {text!r}')
+    delay = {'distribution': kind, **dict(zip(names, values)), 'route': route or None}
+    try:
+        parse_delay(delay, nothing='none')
+    except ApiError as error:  # its message ends with the value parsed: the flag's is clearer
+        raise argparse.ArgumentTypeError(
+            f'{error.message.rpartition("; got ")[0] or error.message}; got {text!r}') from None
+    return delay
+
+
+def describe_delay(delay: dict) -> str:
+    """``delay: every API request waits 0.2 s first``, and so on, for the banner."""
+    if delay['distribution'] == 'fixed':
+        waits = f'{delay["seconds"]:g} s'
+    elif delay['distribution'] == 'uniform':
+        waits = f'{delay["lower"]:g} to {delay["upper"]:g} s (uniform)'
+    else:
+        cap = f', at most {delay["cap"]:g} s' if delay['cap'] else ''
+        waits = f'a median of {delay["median"]:g} s (lognormal, sigma {delay["sigma"]:g}{cap})'
+    seed = f', from seed {delay["seed"]}' if delay['seed'] is not None else ''
+    return f'delay: every {delay["route"] or "API"} request waits {waits} first{seed}'
 ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
                        'the ready file goes in a folder that exists, and is no folder itself')
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
@@ -2886,8 +3085,10 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         except (OSError, UnicodeError) as error:
             reason = getattr(error, 'strerror', None) or 'not a host name'
             raise ValueError(f'--host {args.host!r}: {reason}') from None
-        if args.seed is not None and not args.chaos:
-            raise ValueError('--seed goes with a --chaos rate above 0')
+        if args.seed is not None and not args.chaos and all(
+                delay['distribution'] == 'fixed' for delay in args.delay):
+            raise ValueError('--seed goes with a --chaos rate above 0, or a --delay drawn from a '
+                             'distribution')
         for name in args.allowed_hosts:
             parse_allowed_host(name)  # a ValueError, in words, before anything is opened
         if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
@@ -2960,9 +3161,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                 server.stop()
                 raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
         print_banner(console, server, url, generated, loaded)
-        if args.delay:
-            app.delay = args.delay
-            console.log(f'delay: every API request waits {args.delay:g} s first')
+        for delay in args.delay:
+            console.log(describe_delay(app.set_delay(**delay, seed=args.seed)))
         if args.chaos:
             seed = app.chaos(args.chaos, seed=args.seed)
             console.log(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
@@ -3037,6 +3237,8 @@ def run_until_stopped(server: StubServer) -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        # POST /__admin/shutdown stops it as SIGTERM does: the log folded, the ready file removed.
+        server.app.on_shutdown = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
     try:
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()

@@ -99,9 +99,10 @@ def test_faults_lists_what_is_left_of_each_and_chaos(admin):
     admin.get('/v1/pets')
     admin.get('/v1/pets', status=503)
     assert admin.get('/__admin/faults').json == {'chaos': None, 'faults': [
-        {'fault': 503, 'times': 1, 'route': None, 'after': 0, 'retry_after': None, 'seconds': None},
-        {'fault': 'slow', 'times': 1, 'route': 'getPet', 'after': 0, 'retry_after': None,
-         'seconds': 2.0}]}
+        {'id': 1, 'fault': 503, 'times': 1, 'route': None, 'after': 0, 'retry_after': None,
+         'seconds': None},
+        {'id': 2, 'fault': 'slow', 'times': 1, 'route': 'getPet', 'after': 0,
+         'retry_after': None, 'seconds': 2.0}]}
     admin.post_json('/__admin/chaos', {'rate': 0.5, 'faults': [500], 'seed': 7})
     assert admin.get('/__admin/faults').json['chaos'] == {'rate': 0.5, 'faults': [500], 'seed': 7}
 
@@ -116,7 +117,9 @@ def test_deleting_the_faults_cancels_them_and_chaos(admin):
 
 @pytest.mark.parametrize('seconds', [0, 0.25, 60])
 def test_delay_sets_the_seconds_each_api_request_waits(admin, seconds):
-    assert admin.post_json('/__admin/delay', {'seconds': seconds}).json == {'seconds': seconds}
+    assert admin.post_json('/__admin/delay', {'seconds': seconds}).json == {
+        'distribution': 'fixed', 'seconds': seconds, 'lower': None, 'upper': None,
+        'median': None, 'sigma': None, 'cap': None, 'route': None, 'seed': None}
     assert admin.app.delay == seconds
 
 

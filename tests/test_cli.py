@@ -302,8 +302,16 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--chaos', '0.1', '--seed', '1_000'], {}, "got '1_000'", id='--seed 1_000'),
     pytest.param(['--chaos', '0.1', '--seed', '-1'], {}, "got '-1'", id='--seed -1'),
     pytest.param(['--chaos', '0.1', '--seed', '7.0'], {}, "got '7.0'", id='--seed 7.0'),
-    pytest.param(['--delay', '61'], {}, 'a delay is a number of seconds from 0 to 60; '
+    pytest.param(['--delay', '61'], {}, 'seconds must be a number of seconds from 0 to 60; '
                  "got '61'", id='--delay 61'),
+    pytest.param(['--delay', 'uniform:0.3:0.1'], {}, 'lower must be at most upper; '
+                 "got 'uniform:0.3:0.1'", id='--delay uniform:0.3:0.1'),
+    pytest.param(['--delay', 'lognormal:0.1'], {}, "got 'lognormal:0.1'",
+                 id='--delay lognormal:0.1'),
+    pytest.param(['--delay', 'noSuchOperation=0.1'], {}, "route must be one of listPets",
+                 id='--delay noSuchOperation=0.1'),
+    pytest.param(['--delay', 'uniform:0.1:0.2', '--seed', '-1'], {}, "got '-1'",
+                 id='--delay uniform, --seed -1'),
     pytest.param(['--delay', '-0.5'], {}, "got '-0.5'", id='--delay -0.5'),
     pytest.param(['--delay', 'nan'], {}, "got 'nan'", id='--delay nan'),
     pytest.param(['--delay', '1s'], {}, "got '1s'", id='--delay 1s'),
@@ -354,6 +362,18 @@ def test_the_banner_names_the_chaos_seed(capsys):
                      server_class=NotServing) == 0
     assert ('chaos: a fault for 25% of API requests, from seed 42 (--seed 42 repeats them)'
             in capsys.readouterr().out)
+
+
+def test_delays_per_route_and_drawn_from_a_distribution_are_set_and_named(capsys):
+    assert main(['--port', '0', '--db', ':memory:', '--delay', 'createPet=lognormal:0.1:0.5:2',
+                 '--delay', 'uniform:0:0.01', '--seed', '7'], server_class=NotServing) == 0
+    assert [(delay['route'], delay['distribution'], delay['seed'])
+            for delay in SERVED[0].app.settings()['delays']] == [
+        (None, 'uniform', 7), ('createPet', 'lognormal', 7)]
+    out = capsys.readouterr().out
+    assert ('delay: every createPet request waits a median of 0.1 s (lognormal, sigma 0.5, '
+            'at most 2 s) first, from seed 7') in out
+    assert 'delay: every API request waits 0 to 0.01 s (uniform) first, from seed 7' in out
 
 
 def test_delay_holds_every_api_request_and_the_banner_says_so(capsys):

@@ -446,7 +446,7 @@ def test_admin_fixtures_on_a_store_with_pets_is_a_409_that_changes_nothing(admin
 def test_admin_faults_queue_a_fault(admin_client):
     response = admin_client.post_json('/__admin/faults', {'fault': 502, 'route': 'listPets'},
                                       status=201)
-    assert response.json == {'fault': 502, 'times': 1, 'route': 'listPets', 'after': 0,
+    assert response.json == {'id': 1, 'fault': 502, 'times': 1, 'route': 'listPets', 'after': 0,
                              'retry_after': None, 'seconds': None}
     assert admin_client.get('/v1/pets', status=502).json['code'] == 'bad_gateway'
     admin_client.get('/v1/pets', status=200)

@@ -153,7 +153,8 @@ def test_the_admin_document_describes_exactly_the_admin_routes(admin_document):
     app = stub.create_stub(admin=True)
     served = {(route.method, route.rule): route.name for route in app.api.routes
               if route.rule.startswith(stub.ADMIN_PREFIX)}
-    described = {(method.upper(), '/__admin' + path): operation['operationId']
+    described = {(method.upper(), '/__admin' + re.sub(r'\{(\w+)\}', r'<\1>', path)):
+                 operation['operationId']
                  for path, methods in admin_document['paths'].items()
                  for method, operation in methods.items()}
     assert described == served
