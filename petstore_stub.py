@@ -159,8 +159,11 @@ class ApiError(bottle.HTTPError):
     """
 
     def __init__(self, status: int, code: str, message: str,
-                 headers: Mapping[str, str] | None = None) -> None:
-        body = to_json({'code': code, 'message': message, 'status': status})
+                 headers: Mapping[str, str] | None = None,
+                 details: Mapping[str, Any] | None = None) -> None:
+        # ``details``: more fields, for the admin API's machine-readable failures; the spec's
+        # operations send the three alone.
+        body = to_json({'code': code, 'message': message, 'status': status, **(details or {})})
         super().__init__(status, body, headers=dict(headers or {}))
         self.content_type = 'application/json'
         self.code = code
@@ -1267,7 +1270,7 @@ class StubApp:
         __tracebackhide__ = True  # pytest shows the message, not the stub's frames
         report = call_report(self.requests, what, self.base_path, json, query, headers, times)
         if report:
-            raise AssertionError(report)
+            raise AssertionError(report[0])
 
     def assert_not_called(self, what: str) -> None:
         """Assert that the client never sent ``what``: assert_called(what, times=0)."""
@@ -2234,7 +2237,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
             raise ApiError(409, 'cannot_stop', 'this app is not served by the stub\'s own server, '
                                                'so it cannot stop it')
         bottle.request.environ[EXCHANGE].then = stub.on_shutdown
-        bottle.response.set_header('Connection', 'close')
         return {'status': 'stopping'}
 
     def list_requests() -> list:
@@ -2247,9 +2249,10 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
     def assert_requests(document: dict) -> dict:
         call, entries = parse_call_filter(document, times=True), stub.requests
-        report = call_report(entries, base_path=stub.base_path, **call)
+        report = call_report(entries, base_path=stub.base_path, **call, show=brief_json)
         if report:  # the filter is sound; what the client sent is not what it expects
-            raise ApiError(409, 'assertion_failed', report)
+            message, details = report
+            raise ApiError(409, 'assertion_failed', message, details={'assertion': details})
         del call['times']
         return {'matched': matched(entries, **call)}
 
@@ -2356,10 +2359,24 @@ def data_path(name: str) -> Path:
 
 # -- Assertions: what the client sent, held against what a test expects --------
 
+def brief(value: Any) -> str:
+    """``repr(value)``, cut to 200 characters, so that a message stays readable."""
+    text = repr(value)
+    return text if len(text) <= 200 else text[:199] + '…'
+
+
+def brief_json(value: Any) -> str:
+    """brief(), in JSON: how the admin API's messages show a value."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:199] + '…'
+
+
 def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                 query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
-                times: int | None) -> str | None:
-    """Why the calls recorded in ``entries`` do not satisfy assert_called; None if they do."""
+                times: int | None, show: Callable[[Any], str] = brief) -> tuple[str, dict] | None:
+    """Why the calls recorded in ``entries`` do not satisfy assert_called, None if they do: as a
+    message, with values as ``show`` writes them (Python's repr, or JSON), and as data, the filter
+    and, for each call the message lists, its sequence and its differences (up to 20) as JSON."""
     if times is not None and not is_whole(times):
         raise ValueError(f'times is a whole number from 0; got {times!r}')
     if query is not None and any(value is None for value in query.values()):
@@ -2372,22 +2389,29 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
     if matching if times is None else matching == times:
         return None
     given = (('json', json), ('query', query), ('headers', headers))
-    wanted = ', '.join(f'{name}={brief(value)}' for name, value in given if value is not None)
+    wanted = ', '.join(f'{name}={show(value)}' for name, value in given if value is not None)
     wanted = wanted and f' with {wanted}'
     lines = [f'{what} was not called{wanted}.' if times is None else
              f'{what} was called {times_phrase(matching)}{wanted}; expected {times_phrase(times)}.']
+    details = {'expected': {'call': what, **dict(given), 'times': times}, 'matched': matching,
+               'calls': []}
     if not calls:
         lines.append(f'No {what} request was recorded'
                      + ('; the journal holds:' if entries else ', nor any other.'))
-        return '\n'.join(lines + listing(list(enumerate(entries, 1))[-CALLS_SHOWN:], len(entries)))
+        lines += listing(list(enumerate(entries, 1))[-CALLS_SHOWN:], len(entries))
+        return '\n'.join(lines), details
     nearest = sorted(sorted(range(len(calls)), key=lambda i: len(differences[i]))[:CALLS_SHOWN])
+    details['calls'] = [{'sequence': calls[index].get('sequence'), 'differences': [
+        {'field': field, **({} if expected is ABSENT else {'expected': expected}),
+         **({} if sent is ABSENT else {'sent': sent})}
+        for field, expected, sent in differences[index][:DIFFERENCES_SHOWN]]} for index in nearest]
     lines.append(f'Recorded {what} requests ({len(calls)}):')
     lines += listing([(index + 1, calls[index]) for index in nearest], len(calls))
     if not matching:
         closest = min(nearest, key=lambda i: len(differences[i]))
         lines.append(f'The closest, #{closest + 1}, differs in:')
         shown = differences[closest][:DIFFERENCES_SHOWN]
-        lines += [f'  {describe_difference(*difference)}' for difference in shown]
+        lines += [f'  {describe_difference(*difference, show)}' for difference in shown]
         if len(differences[closest]) > len(shown):
             left = sum(1 for _ in call_differences(calls[closest], json, as_text, headers))
             lines.append(f'  ... and {left - len(shown)} more')
@@ -2397,7 +2421,7 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                      f'which keeps {JOURNAL_BODY_BYTES} bytes of a body, {JOURNAL_HEADER_CHARS} '
                      f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
                      'expect no more than it keeps.')
-    return '\n'.join(lines)
+    return '\n'.join(lines), details
 
 
 def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
@@ -2471,20 +2495,15 @@ def query_as_text(query: Mapping[str, Any] | None) -> dict[str, Any] | None:
         for name, value in query.items()}
 
 
-def describe_difference(field: str, expected: Any, sent: Any) -> str:
+def describe_difference(field: str, expected: Any, sent: Any,
+                        show: Callable[[Any], str] = brief) -> str:
     """A difference call_differences() found, as a line: ``name: expected 'Kiwi', sent 'Rex'``."""
-    return (f'{field}: ' + ('not expected' if expected is ABSENT else f'expected {brief(expected)}')
-            + (', missing' if sent is ABSENT else f', sent {brief(sent)}'))
+    return (f'{field}: ' + ('not expected' if expected is ABSENT else f'expected {show(expected)}')
+            + (', missing' if sent is ABSENT else f', sent {show(sent)}'))
 
 
 #: A field on one side of a difference only.
 ABSENT = object()
-
-
-def brief(value: Any) -> str:
-    """``repr(value)``, cut to 200 characters, so that a message stays readable."""
-    text = repr(value)
-    return text if len(text) <= 200 else text[:199] + '…'
 
 
 def same_json(expected: Any, sent: Any) -> bool:

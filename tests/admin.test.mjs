@@ -30,6 +30,20 @@ before(async () => {
   }
 });
 
+test('a shutdown answers, then stops the stub cleanly, ready file and all', async () => {
+  const other = join(folder, 'other.json');
+  const second = spawn(process.env.PETSTORE_PYTHON ?? 'python3',
+                       [MODULE, '--admin', '--port', '0', '--db', ':memory:', '--quiet',
+                        '--ready-file', other], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const ended = new Promise((resolve) => second.on('exit', resolve));
+  let its;
+  while (!its) its = await readFile(other, 'utf8').then(JSON.parse, () => sleep(20));
+  const response = await fetch(`${its.admin_url}/shutdown`, { method: 'POST', headers: AUTH });
+  assert.deepEqual([response.status, await response.json()], [202, { status: 'stopping' }]);
+  assert.equal(await ended, 0);
+  await assert.rejects(access(other), { code: 'ENOENT' });
+});
+
 after(async () => {
   stub.kill('SIGTERM');
   assert.equal(await exited, 0);
@@ -106,21 +120,77 @@ test('deleting the requests empties the journal, and only the journal', async ()
 });
 
 test('the faults are listed with what is left of them, and cancelled with chaos', async () => {
-  await admin('POST', 'faults', { fault: 503, times: 2, after: 1, route: 'listPets' });
+  const { id } = (await admin('POST', 'faults',
+                              { fault: 503, times: 2, after: 1, route: 'listPets' })).body;
   await admin('POST', 'chaos', { rate: 0.5, faults: [500], seed: 7 });
   assert.deepEqual((await admin('GET', 'faults')).body, {
-    faults: [{ fault: 503, times: 2, route: 'listPets', after: 1, retry_after: null, seconds: null }],
+    faults: [{ id, fault: 503, times: 2, route: 'listPets', after: 1, retry_after: null,
+               seconds: null }],
     chaos: { rate: 0.5, faults: [500], seed: 7 },
   });
   assert.equal((await admin('DELETE', 'faults')).status, 204);
   assert.deepEqual((await admin('GET', 'faults')).body, { faults: [], chaos: null });
 });
 
-test('a delay is set, and turned off with 0', async () => {
-  assert.deepEqual(await admin('POST', 'delay', { seconds: 0.05 }),
-                   { status: 200, body: { seconds: 0.05 } });
+test('one fault is cancelled by its id, and the others stay', async () => {
+  const first = (await admin('POST', 'faults', { fault: 503 })).body.id;
+  const second = (await admin('POST', 'faults', { fault: 'drop', route: 'getPet' })).body.id;
+  assert.equal((await admin('DELETE', `faults/${first}`)).status, 204);
+  assert.equal((await admin('DELETE', `faults/${first}`)).body.code, 'not_found');
+  assert.deepEqual((await admin('GET', 'faults')).body.faults.map((fault) => fault.id), [second]);
   assert.equal((await fetch(`${ready.url}/pets`, { headers: AUTH })).status, 200);
-  assert.deepEqual(await admin('POST', 'delay', { seconds: 0 }), { status: 200, body: { seconds: 0 } });
+});
+
+test('find returns the calls a filter matches, and each is there by its sequence', async () => {
+  await createPet();
+  await fetch(`${ready.url}/pets?limit=2`, { headers: AUTH });
+  const found = await admin('POST', 'requests/find', { operation: 'createPet', json: REX });
+  assert.equal(found.status, 200);
+  assert.deepEqual(found.body.map((entry) => [entry.operation, entry.body]), [['createPet', REX]]);
+  const one = await admin('GET', `requests/${found.body[0].sequence}`);
+  assert.deepEqual(one, { status: 200, body: found.body[0] });
+  assert.equal((await admin('GET', 'requests/999999')).body.code, 'not_found');
+});
+
+test('a failed assert carries each close call and its differences as data', async () => {
+  await createPet();
+  const { status, body } = await admin('POST', 'requests/assert',
+                                       { operation: 'createPet', json: { ...REX, categoryId: 2 } });
+  assert.equal(status, 409);
+  assert.match(body.message, /categoryId: expected 2, sent 1/);
+  assert.deepEqual(body.assertion.calls[0].differences,
+                   [{ field: 'categoryId', expected: 2, sent: 1 }]);
+});
+
+test('the settings show the delays, chaos and the faults queued', async () => {
+  await admin('POST', 'faults', { fault: 503 });
+  await admin('POST', 'delay', { distribution: 'uniform', lower: 0, upper: 0.01, seed: 3 });
+  const { body } = await admin('GET', 'settings');
+  assert.deepEqual([body.delays.map((delay) => [delay.distribution, delay.seed]), body.chaos,
+                    body.faults_queued, body.journal_size], [[['uniform', 3]], null, 1, 1000]);
+  await admin('DELETE', 'faults');
+});
+
+test('a delay is set, and turned off with 0', async () => {
+  const set = await admin('POST', 'delay', { seconds: 0.05 });
+  assert.deepEqual([set.status, set.body.distribution, set.body.seconds], [200, 'fixed', 0.05]);
+  assert.equal((await fetch(`${ready.url}/pets`, { headers: AUTH })).status, 200);
+  assert.equal((await admin('POST', 'delay', { seconds: 0 })).body.seconds, 0);
+  assert.deepEqual((await admin('GET', 'settings')).body.delays, []);
+});
+
+test('a lognormal delay for one route holds that route only, the same waits from a seed', async () => {
+  const delay = { distribution: 'lognormal', median: 0.3, sigma: 0.5, cap: 1, route: 'createPet',
+                  seed: 11 };
+  assert.deepEqual((await admin('POST', 'delay', delay)).body,
+                   { ...delay, seconds: null, lower: null, upper: null });
+  let started = performance.now();
+  await fetch(`${ready.url}/pets`, { headers: AUTH });
+  const listed = performance.now() - started;
+  started = performance.now();
+  assert.equal((await createPet()).status, 201);
+  const created = performance.now() - started;
+  assert.ok(created > listed + 50, `createPet took ${created} ms, listPets ${listed} ms`);
 });
 
 test('fixtures load the demo animals, once', async () => {

@@ -1,11 +1,15 @@
 """The admin endpoints a suite in any language drives: health, the journal, assertions, faults,
 the delay; as strict about their inputs as the API."""
 
+import http.client
+import json
+import socket
+
 import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import make_client
+from conftest import make_client, wait_until
 
 REX = {'name': 'Rex', 'categoryId': 1}
 
@@ -60,8 +64,6 @@ def test_assert_that_holds_says_how_many_matched(journal):
 
 
 @pytest.mark.parametrize('call, expected', [
-    pytest.param({'operation': 'createPet', 'json': {'name': 'Bella', 'categoryId': 2}},
-                 {'json': {'name': 'Bella', 'categoryId': 2}}, id='a body'),
     pytest.param({'operation': 'createPet', 'times': 0}, {'times': 0}, id='times 0: never'),
     pytest.param({'method': 'GET', 'path': '/pets/1'}, {}, id='never called'),
 ])
@@ -70,14 +72,33 @@ def test_assert_that_fails_is_a_409_with_the_message_assert_called_gives(journal
     what = call.get('operation') or f'{call["method"]} {call["path"]}'
     with pytest.raises(AssertionError) as failed:
         journal.app.assert_called(what, **expected)
-    assert response.json == {'code': 'assertion_failed', 'message': str(failed.value),
-                             'status': 409}
+    assert (response.json['code'], response.json['message'], response.json['status']) == (
+        'assertion_failed', str(failed.value), 409)
 
 
-def test_assert_shows_the_closest_request_field_by_field(journal):
+def test_assert_shows_the_closest_request_field_by_field_with_values_as_json(journal):
     call = {'operation': 'createPet', 'json': {'name': 'Bella', 'categoryId': 2}}
     message = journal.post_json('/__admin/requests/assert', call, status=409).json['message']
-    assert "The closest, #2, differs in:\n  categoryId: expected 2, sent '2'" in message
+    assert message.startswith('createPet was not called with json={"name": "Bella", '
+                              '"categoryId": 2}.')
+    assert 'The closest, #2, differs in:\n  categoryId: expected 2, sent "2"' in message
+
+
+def test_a_failed_assert_carries_the_filter_and_each_call_listed_with_its_differences(journal):
+    call = {'operation': 'createPet', 'json': {'name': 'Bella', 'categoryId': 2, 'owner': 'Ann'}}
+    assertion = journal.post_json('/__admin/requests/assert', call, status=409).json['assertion']
+    assert assertion == {
+        'expected': {'call': 'createPet', 'json': call['json'], 'query': None, 'headers': None,
+                     'times': None},
+        'matched': 0,
+        'calls': [
+            {'sequence': 1, 'differences': [
+                {'field': 'name', 'expected': 'Bella', 'sent': 'Rex'},
+                {'field': 'categoryId', 'expected': 2, 'sent': 1},
+                {'field': 'owner', 'expected': 'Ann'}]},
+            {'sequence': 2, 'differences': [
+                {'field': 'categoryId', 'expected': 2, 'sent': '2'},
+                {'field': 'owner', 'expected': 'Ann'}]}]}
 
 
 # -- the journal, the faults, the delay --------------------------------------------------
@@ -217,3 +238,77 @@ def test_a_filter_names_its_calls_one_way_and_says_so(call):
     refused = client.post_json('/__admin/requests/count', call, status=400).json
     assert refused['message'] == ('name the call by operation, or by method and path: '
                                   'one of the two')
+
+
+# -- find, one entry, settings, one fault, shutdown -----------------------------------
+
+def test_find_returns_the_entries_a_filter_matches_and_each_is_there_by_its_sequence(journal):
+    found = journal.post_json('/__admin/requests/find', {'operation': 'createPet'}).json
+    assert [entry['body'] for entry in found] == [REX, {'name': 'Bella', 'categoryId': '2'}]
+    assert found == journal.app.find_requests('createPet')
+    assert journal.get(f'/__admin/requests/{found[1]["sequence"]}').json == found[1]
+    journal.delete('/__admin/requests')
+    gone = journal.get(f'/__admin/requests/{found[1]["sequence"]}', status=404).json
+    assert gone['code'] == 'not_found'
+    assert journal.get('/__admin/requests/x', status=404).json['code'] == 'not_found'
+
+
+def test_a_fault_is_cancelled_by_its_id_and_the_others_stay(admin):
+    first = admin.post_json('/__admin/faults', {'fault': 503}, status=201).json['id']
+    second = admin.app.fail_next('drop', route='getPet')
+    assert second == first + 1
+    admin.delete(f'/__admin/faults/{first}', status=204)
+    assert admin.delete(f'/__admin/faults/{first}', status=404).json['code'] == 'not_found'
+    assert admin.delete('/__admin/faults/one', status=400).json['code'] == 'invalid_parameter'
+    assert [fault['id'] for fault in admin.get('/__admin/faults').json['faults']] == [second]
+    admin.app.cancel_fault(second)
+    with pytest.raises(ValueError, match=f'no fault with id {second} is queued'):
+        admin.app.cancel_fault(second)
+    admin.get('/v1/pets', status=200)
+
+
+def test_the_settings_name_the_delays_chaos_and_what_is_queued(admin):
+    assert admin.get('/__admin/settings').json == {
+        'delays': [], 'chaos': None, 'faults_queued': 0, 'journal_size': stub.JOURNAL_SIZE}
+    admin.post_json('/__admin/faults', {'fault': 503, 'route': 'createPet'})
+    admin.post_json('/__admin/chaos', {'rate': 0.25, 'seed': 3})
+    admin.post_json('/__admin/delay', {'seconds': 0.5, 'route': 'getPet'})
+    settings = admin.get('/__admin/settings').json
+    assert settings == admin.app.settings()
+    assert (settings['faults_queued'], settings['chaos']['seed']) == (1, 3)
+    assert [(delay['route'], delay['seconds']) for delay in settings['delays']] == [('getPet', 0.5)]
+    admin.post_json('/__admin/reset')
+    assert admin.get('/__admin/settings').json['delays'] == []
+
+
+def test_a_shutdown_of_an_app_no_stub_server_serves_is_refused(admin):
+    refused = admin.post('/__admin/shutdown', status=409).json
+    assert refused['code'] == 'cannot_stop'
+
+
+def test_a_shutdown_answers_then_stops_the_server():
+    with stub.serve() as server:
+        connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
+        connection.request('POST', '/__admin/shutdown', headers=server.headers)
+        response = connection.getresponse()
+        assert (response.status, json.loads(response.read())) == (202, {'status': 'stopping'})
+        connection.close()
+        wait_until(lambda: server._thread is not None and not server._thread.is_alive())
+        with pytest.raises(OSError):
+            socket.create_connection(('127.0.0.1', server.port), timeout=1).close()
+
+
+# -- delays ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize('document, words', [
+    ({'distribution': 'uniform', 'lower': 0.1}, 'a uniform delay takes lower and upper'),
+    ({'distribution': 'uniform', 'lower': 0.3, 'upper': 0.1}, 'lower must be at most upper'),
+    ({'distribution': 'lognormal', 'median': 0.1}, 'a lognormal delay takes median and sigma'),
+    ({'distribution': 'fixed', 'median': 0.1}, 'a fixed delay takes seconds'),
+    ({'distribution': 'normal', 'seconds': 1}, 'distribution must be one of fixed'),
+    ({'seconds': 61}, 'seconds must be a number of seconds from 0 to 60'),
+    ({'seconds': 0.1, 'route': 'noSuchOperation'}, 'route must be one of'),
+    ({'seconds': 0.1, 'seed': -1}, 'seed must be a whole number'),
+])
+def test_a_delay_that_cannot_be_drawn_is_refused(admin, document, words):
+    assert words in admin.post_json('/__admin/delay', document, status=400).json['message']

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import statistics
 import threading
 
 import httpx
@@ -15,7 +16,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 import petstore_stub as stub
-from conftest import AUTH, wait_until
+from conftest import AUTH, make_client, wait_until
 
 REX = {'name': 'Rex', 'categoryId': 1}
 
@@ -356,3 +357,70 @@ def test_a_hanging_request_is_in_the_journal_while_it_hangs(server):
     server.assert_called('createPet', json=REX)
     with pytest.raises(AssertionError, match='createPet was called once'):
         server.assert_not_called('createPet')
+
+
+# -- delays drawn from a distribution -----------------------------------------------------
+
+def recorded_waits(app: stub.StubApp) -> list[float]:
+    """The seconds each hold asks for, held for none: a delay's draws, without the waiting."""
+    waits = []
+
+    def hold(seconds, exchange):
+        waits.append(seconds)
+        return False
+    app.fence.hold = app.faults.hold = hold
+    return waits
+
+
+def test_a_seeded_lognormal_delay_repeats_its_waits_around_its_median():
+    app = stub.create_stub()
+    waits = recorded_waits(app)
+    client = make_client(app)
+    draws = []
+    for _ in range(2):
+        app.set_delay(distribution='lognormal', median=0.1, sigma=0.5, seed=7)
+        for _ in range(200):
+            client.get('/v1/pets')
+        draws.append(waits[:])
+        waits.clear()
+    assert draws[0] == draws[1] and len(set(draws[0])) == 200
+    assert 0.09 <= statistics.median(draws[0]) <= 0.11
+    assert max(draws[0]) <= stub.FAULT_SECONDS_MAX
+
+
+def test_a_uniform_delay_stays_within_its_bounds_and_a_cap_bounds_a_lognormal_one():
+    app = stub.create_stub()
+    waits = recorded_waits(app)
+    client = make_client(app)
+    app.set_delay(distribution='uniform', lower=0.2, upper=0.3)
+    for _ in range(50):
+        client.get('/v1/pets')
+    assert all(0.2 <= wait <= 0.3 for wait in waits)
+    waits.clear()
+    app.set_delay(distribution='lognormal', median=1, sigma=3, cap=1.5, seed=1)
+    for _ in range(50):
+        client.get('/v1/pets')
+    assert max(waits) == 1.5 and min(waits) < 1
+
+
+def test_a_delay_for_one_route_holds_that_operations_calls_only():
+    app = stub.create_stub()
+    waits = recorded_waits(app)
+    client = make_client(app)
+    app.set_delay(0.25, route='createPet')
+    client.get('/v1/pets')
+    client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}, status=201)
+    client.get('/v1/pets/1', headers={'Authorization': 'Bearer wrong'}, status=401)
+    assert waits == [0.25]
+    app.set_delay(0, route='createPet')
+    client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}, status=201)
+    assert waits == [0.25] and app.settings()['delays'] == []
+
+
+def test_no_delay_holds_nothing():
+    app = stub.create_stub()
+    waits = recorded_waits(app)
+    app.delay = 0.5
+    app.delay = 0
+    make_client(app).get('/v1/pets')
+    assert waits == [] and app.fence.delay is None
