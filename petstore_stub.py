@@ -1219,7 +1219,7 @@ class StubApp:
         the same seed and requests give the same faults. Returns the seed (one is chosen if none is
         given), so that a run can be repeated. ``rate`` 0, or reset(), turns chaos off."""
         return self.faults.set_chaos(as_value_error(
-            parse_chaos, {'rate': rate, 'faults': faults, 'seed': seed}))['seed']
+            parse_chaos, {'rate': rate, 'faults': faults, 'seed': seed}, nothing='None'))['seed']
 
     @property
     def delay(self) -> float | None:
@@ -1952,6 +1952,24 @@ def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[
         yield data[start:start + step]
 
 
+def brief(value: Any) -> str:
+    """``repr(value)``, cut to 200 characters, so that a message stays readable."""
+    text = repr(value)
+    return text if len(text) <= 200 else text[:199] + '…'
+
+
+def brief_json(value: Any) -> str:
+    """brief(), in JSON: how the admin API's messages show a value."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:199] + '…'
+
+
+def as_given(value: Any, nothing: str) -> str:
+    """A value as its caller writes it: JSON over HTTP (whose word for nothing is ``null``), else
+    Python."""
+    return brief_json(value) if nothing == 'null' else brief(value)
+
+
 def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
     """``document``'s fields, ``defaults`` for those not given; 400 for a field not there."""
     unknown = [name for name in document if name not in defaults]
@@ -1972,35 +1990,35 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     if kind is None:
         raise bad_body(f'fault is required: {kinds}')
     if not is_fault(kind):
-        raise bad_body(f'fault must be {kinds}; got {kind!r}')
+        raise bad_body(f'fault must be {kinds}; got {as_given(kind, nothing)}')
     for name, least in (('times', 1), ('after', 0)):
         if not (is_whole(fault[name], least) and fault[name] <= FAULT_COUNT_MAX):
             raise bad_body(f'{name} must be a whole number from {least} to {FAULT_COUNT_MAX}; '
-                           f'got {brief(fault[name])}')
+                           f'got {as_given(fault[name], nothing)}')
     if fault['route'] not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
-                       f'got {fault["route"]!r}')
+                       f'got {as_given(fault["route"], nothing)}')
     if retry_after is not None and not (kind in (429, 503) and is_whole(retry_after)
                                         and retry_after <= 86_400):
         raise bad_body('retry_after goes with a 429 or a 503: whole seconds, 0 to 86400; '
-                       f'got {retry_after!r}')
+                       f'got {as_given(retry_after, nothing)}')
     if seconds is not None and not (kind in FAULT_SECONDS and is_delay(seconds) and seconds > 0):
         raise bad_body(f'seconds goes with hang or slow: more than 0, at most '
-                       f'{FAULT_SECONDS_MAX:g}; got {seconds!r}')
+                       f'{FAULT_SECONDS_MAX:g}; got {as_given(seconds, nothing)}')
     return {**fault, 'seconds': FAULT_SECONDS.get(kind) if seconds is None else seconds}
 
 
-def parse_chaos(document: Mapping[str, Any]) -> dict:
+def parse_chaos(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     """Chaos for chaos() or ``POST /__admin/chaos`` -> ``{'rate', 'faults', 'seed'}``, or 400."""
     chaos = fields_of(document, 'chaos', rate=None, faults=CHAOS_FAULTS, seed=None)
     rate, faults, seed = chaos['rate'], chaos['faults'], chaos['seed']
     if type(rate) not in (int, float) or not 0 <= rate <= 1:
-        raise bad_body(f'rate must be a number from 0 to 1; got {rate!r}')
+        raise bad_body(f'rate must be a number from 0 to 1; got {as_given(rate, nothing)}')
     if not isinstance(faults, (list, tuple)) or not faults or not all(map(is_fault, faults)):
         raise bad_body('faults must be a list of HTTP error statuses (400..599) and names of '
-                       f'{", ".join(FAULT_KINDS)}; got {faults!r}')
+                       f'{", ".join(FAULT_KINDS)}; got {as_given(faults, nothing)}')
     if seed is not None and not is_whole(seed):
-        raise bad_body(f'seed must be a whole number from 0; got {seed!r}')
+        raise bad_body(f'seed must be a whole number from 0; got {as_given(seed, nothing)}')
     if seed is None and rate:
         seed = secrets.randbelow(2 ** 32)
     return {'rate': rate, 'faults': list(faults), 'seed': seed}
@@ -2020,25 +2038,26 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
                       upper=None, median=None, sigma=None, cap=None, route=None, seed=None)
     kind, route, seed = delay['distribution'], delay['route'], delay['seed']
     if kind not in DELAY_FIELDS:
-        raise bad_body(f'distribution must be one of {", ".join(DELAY_FIELDS)}; got {brief(kind)}')
+        raise bad_body(f'distribution must be one of {", ".join(DELAY_FIELDS)}; '
+                       f'got {as_given(kind, nothing)}')
     wanted = DELAY_FIELDS[kind]
     given = [name for name in ('seconds', 'lower', 'upper', 'median', 'sigma', 'cap')
              if delay[name] is not None]
     if [name for name in given if name not in wanted] or [
             name for name in wanted if name != 'cap' and name not in given]:
-        raise bad_body(f'a {kind} delay takes {" and ".join(wanted)}'
-                       f'{" (cap if wanted)" if kind == "lognormal" else ""}; got {brief(document)}')
+        wants = f'{" and ".join(wanted)}{" (cap if wanted)" if kind == "lognormal" else ""}'
+        raise bad_body(f'a {kind} delay takes {wants}; got {as_given(document, nothing)}')
     for name in given:
         if not is_delay(delay[name]):
             raise bad_body(f'{name} must be a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; '
-                           f'got {brief(delay[name])}')
+                           f'got {as_given(delay[name], nothing)}')
     if kind == 'uniform' and delay['lower'] > delay['upper']:
         raise bad_body(f'lower must be at most upper; got {delay["lower"]} and {delay["upper"]}')
     if route not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
-                       f'got {brief(route)}')
+                       f'got {as_given(route, nothing)}')
     if seed is not None and not is_whole(seed):
-        raise bad_body(f'seed must be a whole number from 0; got {brief(seed)}')
+        raise bad_body(f'seed must be a whole number from 0; got {as_given(seed, nothing)}')
     if seed is None and kind != 'fixed':
         seed = secrets.randbelow(2 ** 32)
     return {**delay, 'seed': seed}
@@ -2222,8 +2241,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         found = [] if number is None else stub.journal.entries(number - 1)[:1]
         if not found or found[0]['sequence'] != number:
             raise ApiError(404, 'not_found', f'the journal holds no entry {printable(sequence[:40])}'
-                                             ': it was never made, or is gone (reset, cleared, or '
-                                             'past the journal\'s size)')
+                           ': it was never made, or is gone (reset, cleared, or past its size)')
         return found[0]
 
     def cancel_fault(fault_id: str) -> None:
@@ -2295,25 +2313,26 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
             path is None):
         raise bad_body('name the call by operation, or by method and path: one of the two')
     if operation is not None and operation not in JOURNALLED:
-        raise bad_body(f'operation must be one of {", ".join(JOURNALLED)}; got {brief(operation)}')
+        raise bad_body(f'operation must be one of {", ".join(JOURNALLED)}; '
+                       f'got {brief_json(operation)}')
     if method is not None and not (isinstance(method, str) and method.isascii()
                                    and method.isalpha()):
-        raise bad_body(f'method must be an HTTP method, such as GET; got {brief(method)}')
+        raise bad_body(f'method must be an HTTP method, such as GET; got {brief_json(method)}')
     if path is not None and not (isinstance(path, str) and path.startswith('/')
                                  and '?' not in path):
         raise bad_body(f'path must start with / and hold no query (give it in query); '
-                       f'got {brief(path)}')
+                       f'got {brief_json(path)}')
     query, headers, count = call['query'], call['headers'], call.get('times')
     if query is not None and not (isinstance(query, dict) and all(
             isinstance(item, str) or type(item) is int for value in query.values()
             for item in (value if isinstance(value, list) else [value]))):
         raise bad_body(f'query must be an object of strings, integers or lists of them; '
-                       f'got {brief(query)}')
+                       f'got {brief_json(query)}')
     if headers is not None and not (isinstance(headers, dict)
                                     and all(isinstance(value, str) for value in headers.values())):
-        raise bad_body(f'headers must be an object of strings; got {brief(headers)}')
+        raise bad_body(f'headers must be an object of strings; got {brief_json(headers)}')
     if count is not None and not is_whole(count):
-        raise bad_body(f'times must be a whole number from 0; got {brief(count)}')
+        raise bad_body(f'times must be a whole number from 0; got {brief_json(count)}')
     return {'what': operation or f'{method} {path}', **call}
 
 
@@ -2358,18 +2377,6 @@ def data_path(name: str) -> Path:
 
 
 # -- Assertions: what the client sent, held against what a test expects --------
-
-def brief(value: Any) -> str:
-    """``repr(value)``, cut to 200 characters, so that a message stays readable."""
-    text = repr(value)
-    return text if len(text) <= 200 else text[:199] + '…'
-
-
-def brief_json(value: Any) -> str:
-    """brief(), in JSON: how the admin API's messages show a value."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 200 else text[:199] + '…'
-
 
 def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                 query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
@@ -2433,7 +2440,8 @@ def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
 
 
 def matching_calls(entries: list[dict], what: str, base_path: str, json: Any,
-                   query: Mapping[str, Any] | None, headers: Mapping[str, str] | None) -> list[dict]:
+                   query: Mapping[str, Any] | None,
+                   headers: Mapping[str, str] | None) -> list[dict]:
     """The entries that are ``what`` and match the rest: those assert_called() counts."""
     is_what, query = call_matcher(what, base_path), query_as_text(query)
     return [entry for entry in entries

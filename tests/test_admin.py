@@ -312,3 +312,15 @@ def test_a_shutdown_answers_then_stops_the_server():
 ])
 def test_a_delay_that_cannot_be_drawn_is_refused(admin, document, words):
     assert words in admin.post_json('/__admin/delay', document, status=400).json['message']
+
+
+@pytest.mark.parametrize('path, document, shown', [
+    ('faults', {'fault': 503, 'times': True}, 'got true'),
+    ('faults', {'fault': 503, 'route': 'noSuchOperation'}, 'got "noSuchOperation"'),
+    ('chaos', {'rate': None}, 'got null'),
+    ('delay', {'seconds': False}, 'got false'),
+    ('requests/count', {'operation': 'createPet', 'headers': {'a': 1}}, 'got {"a": 1}'),
+])
+def test_an_admin_refusal_shows_the_value_given_as_json(admin, path, document, shown):
+    message = admin.post_json(f'/__admin/{path}', document, status=400).json['message']
+    assert message.endswith(shown)
