@@ -2240,8 +2240,9 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         number = parse_whole_number(sequence)
         found = [] if number is None else stub.journal.entries(number - 1)[:1]
         if not found or found[0]['sequence'] != number:
-            raise ApiError(404, 'not_found', f'the journal holds no entry {printable(sequence[:40])}'
-                           ': it was never made, or is gone (reset, cleared, or past its size)')
+            raise ApiError(404, 'not_found', 'the journal holds no entry '
+                           f'{printable(sequence[:40])}: it was never made, or is gone (reset, '
+                           'cleared, or past its size)')
         return found[0]
 
     def cancel_fault(fault_id: str) -> None:
