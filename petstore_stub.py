@@ -1211,7 +1211,10 @@ class StubApp:
     def cancel_fault(self, fault_id: int) -> None:
         """Take the fault fail_next() queued as ``fault_id`` off the queue; ValueError if it has
         fired all its times, or was cancelled."""
-        as_value_error(lambda document: self.faults.cancel(document['id']) or {}, {'id': fault_id})
+        try:
+            self.faults.cancel(fault_id)
+        except ApiError as error:
+            raise ValueError(error.message) from None
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
