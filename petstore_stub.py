@@ -2637,7 +2637,7 @@ class Waitress:
     its API lacks: its parser (stricter; a chunk past the body limit refused at once), its task
     (every request reaches the app with its Exchange, one the parser refused too; a 204 keeps its
     connection; one the app answers with a close is closed), its channel (the writable() fix; no
-    100 Continue without a key), its loggers (two warnings the faults provoke) and, to stop, its
+    100 Continue without a key, nor without a body to come), its loggers (two warnings the faults provoke) and, to stop, its
     connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
@@ -2781,6 +2781,9 @@ class Waitress:
             # else the request goes on at once, without it, for its 401, and the connection then
             # closes, as the body may come all the same.
             request = self.request
+            if request.completed:  # no body to ask for: waitress would wait for one all the same
+                request.expect_continue = False
+                return
             if request.command not in ('GET', 'HEAD'):
                 keys = self.server.application.api_keys
                 try:

@@ -81,6 +81,19 @@ def test_a_body_behind_expect_100_continue_is_asked_for_only_with_a_key_the_stub
         assert [entry['status'] for entry in server.requests] == [401, 201]
 
 
+def test_expect_100_continue_without_a_body_is_answered_at_once():
+    with stub.serve() as server:
+        with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
+            connection.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: localhost\r\n'
+                               b'Authorization: Bearer petstore-demo-key\r\nContent-Length: 0\r\n'
+                               b'Expect: 100-continue\r\n\r\n'
+                               b'GET /v1/pets/1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n'
+                               b'Authorization: Bearer petstore-demo-key\r\n\r\n')
+            answer = connection.makefile('rb').read()
+    assert answer.startswith(b'HTTP/1.1 200 OK\r\n') and b'100 Continue' not in answer
+    assert b'HTTP/1.1 404 Not Found\r\n' in answer  # the next request, read as it was sent
+
+
 def test_concurrent_creates_get_distinct_ids_that_survive_a_restart(tmp_path):
     db = tmp_path / 'pets.json'
     acknowledged = []
