@@ -2637,8 +2637,8 @@ class Waitress:
     its API lacks: its parser (stricter; a chunk past the body limit refused at once), its task
     (every request reaches the app with its Exchange, one the parser refused too; a 204 keeps its
     connection; one the app answers with a close is closed), its channel (the writable() fix; no
-    100 Continue without a key, nor without a body to come), its loggers (two warnings the faults provoke) and, to stop, its
-    connections."""
+    100 Continue without a key, nor without a body to come), its loggers (two warnings the faults
+    provoke) and, to stop, its connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
