@@ -350,7 +350,9 @@ def parse_json_object(body: bytes, what: str = 'a NewPet JSON object') -> dict:
     except ValueError as error:
         raise bad_body(f'the request body is not valid JSON: {error}') from None
     if not isinstance(value, dict):
-        raise bad_body(f'the request body must be a JSON object, not {type(value).__name__}')
+        kind = {list: 'an array', str: 'a string', bool: 'true or false', type(None): 'null'}.get(
+            type(value), 'a number')
+        raise bad_body(f'the request body must be a JSON object, not {kind}')
     return value
 
 
@@ -1578,7 +1580,7 @@ def request_headers(environ: dict, api_keys: Sequence[str] = ()) -> tuple[dict[s
 
 
 #: The request headers that carry credentials, as request_headers() names them.
-CREDENTIALS = ('Authorization', 'Proxy-Authorization', 'Cookie', 'Set-Cookie')
+CREDENTIALS = ('Authorization', 'Proxy-Authorization', 'Cookie', 'Set-Cookie', 'X-Api-Key')
 
 
 def without_credentials(quoted: str) -> str:
@@ -1881,7 +1883,7 @@ class FaultPlugin:
         with self._lock:
             kept = [queued for queued in self._queue if queued[0]['id'] != fault_id]
             if len(kept) == len(self._queue):
-                raise ApiError(404, 'not_found', f'no fault with id {fault_id} is queued: it has '
+                raise ApiError(404, 'not_found', f'no fault with id {fault_id!r} is queued: it has '
                                                  'fired all its times, or was cancelled')
             self._queue = kept
 
@@ -2020,8 +2022,9 @@ def parse_chaos(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     if not isinstance(faults, (list, tuple)) or not faults or not all(map(is_fault, faults)):
         raise bad_body('faults must be a list of HTTP error statuses (400..599) and names of '
                        f'{", ".join(FAULT_KINDS)}; got {as_given(faults, nothing)}')
-    if seed is not None and not is_whole(seed):
-        raise bad_body(f'seed must be a whole number from 0; got {as_given(seed, nothing)}')
+    if seed is not None and not (is_whole(seed) and seed <= INT64_MAX):
+        raise bad_body(f'seed must be a whole number from 0 to {INT64_MAX}; '
+                       f'got {as_given(seed, nothing)}')
     if seed is None and rate:
         seed = secrets.randbelow(2 ** 32)
     return {'rate': rate, 'faults': list(faults), 'seed': seed}
@@ -2043,24 +2046,28 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     if kind not in DELAY_FIELDS:
         raise bad_body(f'distribution must be one of {", ".join(DELAY_FIELDS)}; '
                        f'got {as_given(kind, nothing)}')
-    wanted = DELAY_FIELDS[kind]
+    wanted = DELAY_FIELDS[kind]  # a lognormal delay's cap may be left out
     given = [name for name in ('seconds', 'lower', 'upper', 'median', 'sigma', 'cap')
              if delay[name] is not None]
     if [name for name in given if name not in wanted] or [
             name for name in wanted if name != 'cap' and name not in given]:
-        wants = f'{" and ".join(wanted)}{" (cap if wanted)" if kind == "lognormal" else ""}'
+        wants = 'median and sigma (and cap if wanted)' if kind == 'lognormal' else ' and '.join(
+            wanted)
         raise bad_body(f'a {kind} delay takes {wants}; got {as_given(document, nothing)}')
     for name in given:
-        if not is_delay(delay[name]):
-            raise bad_body(f'{name} must be a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; '
+        if not is_delay(delay[name]) or name == 'cap' and not delay[name]:
+            wanted = {'sigma': 'a number from 0 to', 'cap': 'more than 0 seconds, at most'}.get(
+                name, 'a number of seconds from 0 to')
+            raise bad_body(f'{name} must be {wanted} {FAULT_SECONDS_MAX:g}; '
                            f'got {as_given(delay[name], nothing)}')
     if kind == 'uniform' and delay['lower'] > delay['upper']:
         raise bad_body(f'lower must be at most upper; got {delay["lower"]} and {delay["upper"]}')
     if route not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
                        f'got {as_given(route, nothing)}')
-    if seed is not None and not is_whole(seed):
-        raise bad_body(f'seed must be a whole number from 0; got {as_given(seed, nothing)}')
+    if seed is not None and not (is_whole(seed) and seed <= INT64_MAX):
+        raise bad_body(f'seed must be a whole number from 0 to {INT64_MAX}; '
+                       f'got {as_given(seed, nothing)}')
     if seed is None and kind != 'fixed':
         seed = secrets.randbelow(2 ** 32)
     return {**delay, 'seed': seed}
@@ -2249,10 +2256,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         return found[0]
 
     def cancel_fault(fault_id: str) -> None:
-        number = parse_whole_number(fault_id)
-        if number is None:
-            raise bad_parameter(f'a fault id is a whole number; got {printable(fault_id[:40])!r}')
-        stub.faults.cancel(number)
+        stub.faults.cancel(parse_whole_number(fault_id) or 0)  # no fault has id 0, nor 'x'
 
     def shutdown() -> dict:
         if stub.on_shutdown is None:
@@ -3062,8 +3066,11 @@ chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1, 'a rate is a numbe
 def delay_flag(text: str) -> dict:
     """``--delay [ROUTE=]SECONDS``, ``uniform:LOWER:UPPER`` or ``lognormal:MEDIAN:SIGMA[:CAP]``
     -> set_delay()'s arguments, or an ArgumentTypeError."""
-    route, _, spec = text.rpartition('=')
+    route, equals, spec = text.rpartition('=')
     kind, *numbers = spec.split(':') if ':' in spec else ('fixed', spec)
+    if equals and not route:
+        raise argparse.ArgumentTypeError(f'name the operation before =, or leave = out; '
+                                         f'got {text!r}')
     values = [parse_decimal(number) for number in numbers]
     names = DELAY_FIELDS.get(kind, ())
     if None in values or not (len(names) - (kind == 'lognormal') <= len(values) <= len(names)):
@@ -3088,7 +3095,7 @@ def describe_delay(delay: dict) -> str:
     else:
         cap = f', at most {delay["cap"]:g} s' if delay['cap'] else ''
         waits = f'a median of {delay["median"]:g} s (lognormal, sigma {delay["sigma"]:g}{cap})'
-    seed = f', from seed {delay["seed"]}' if delay['seed'] is not None else ''
+    seed = f', from seed {delay["seed"]}' if delay['distribution'] != 'fixed' else ''
     return f'delay: every {delay["route"] or "API"} request waits {waits} first{seed}'
 ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
                        'the ready file goes in a folder that exists, and is no folder itself')
@@ -3196,7 +3203,9 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                 raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
         print_banner(console, server, url, generated, loaded)
         for delay in args.delay:
-            console.log(describe_delay(app.set_delay(**delay, seed=args.seed)))
+            delay = app.set_delay(**delay, seed=args.seed)
+            if delay['seconds'] != 0:  # else none
+                console.log(describe_delay(delay))
         if args.chaos:
             seed = app.chaos(args.chaos, seed=args.seed)
             console.log(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '

@@ -259,7 +259,7 @@ def test_a_fault_is_cancelled_by_its_id_and_the_others_stay(admin):
     assert second == first + 1
     admin.delete(f'/__admin/faults/{first}', status=204)
     assert admin.delete(f'/__admin/faults/{first}', status=404).json['code'] == 'not_found'
-    assert admin.delete('/__admin/faults/one', status=400).json['code'] == 'invalid_parameter'
+    assert admin.delete('/__admin/faults/one', status=404).json['code'] == 'not_found'
     assert [fault['id'] for fault in admin.get('/__admin/faults').json['faults']] == [second]
     admin.app.cancel_fault(second)
     with pytest.raises(ValueError, match=f'no fault with id {second} is queued'):
@@ -309,6 +309,12 @@ def test_a_shutdown_answers_then_stops_the_server():
     ({'seconds': 61}, 'seconds must be a number of seconds from 0 to 60'),
     ({'seconds': 0.1, 'route': 'noSuchOperation'}, 'route must be one of'),
     ({'seconds': 0.1, 'seed': -1}, 'seed must be a whole number'),
+    ({'distribution': 'uniform', 'lower': 0, 'upper': 1, 'seed': 2 ** 63},
+     'seed must be a whole number from 0 to 9223372036854775807; got 9223372036854775808'),
+    ({'distribution': 'lognormal', 'median': 1, 'sigma': 0.5, 'cap': 0},
+     'cap must be more than 0 seconds, at most 60'),
+    ({'distribution': 'lognormal', 'median': 1, 'sigma': 61}, 'sigma must be a number from 0'),
+    ({'distribution': 'lognormal', 'median': 1}, 'takes median and sigma (and cap if wanted)'),
 ])
 def test_a_delay_that_cannot_be_drawn_is_refused(admin, document, words):
     assert words in admin.post_json('/__admin/delay', document, status=400).json['message']

@@ -308,6 +308,8 @@ def test_help_lists_every_flag_with_examples(capsys):
                  "got 'uniform:0.3:0.1'", id='--delay uniform:0.3:0.1'),
     pytest.param(['--delay', 'lognormal:0.1'], {}, "got 'lognormal:0.1'",
                  id='--delay lognormal:0.1'),
+    pytest.param(['--delay', '=0.1'], {}, "name the operation before =, or leave = out",
+                 id='--delay =0.1'),
     pytest.param(['--delay', 'noSuchOperation=0.1'], {}, "route must be one of listPets",
                  id='--delay noSuchOperation=0.1'),
     pytest.param(['--delay', 'uniform:0.1:0.2', '--seed', '-1'], {}, "got '-1'",

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import webtest
+from openapi_schema_validator import OAS30Validator
+from openapi_schema_validator import validate as validate_schema
 from openapi_spec_validator import validate
 
 import petstore_stub as stub
@@ -175,6 +177,36 @@ def test_the_admin_document_names_the_fault_kinds_and_operations_the_code_has(ad
                                                            'times'}
     assert set(schemas['JournalEntry']['required']) == {
         *stub.journal_entry({'REQUEST_METHOD': 'GET'}, stub.Exchange(0), b''), 'sequence'}
+
+
+def test_the_admin_answers_are_what_the_admin_document_describes(admin_document):
+    client = make_client(stub.create_stub(admin=True))
+    client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1})
+    client.get('/v1/pets?limit=0', status=400)
+    answers = [('get', '/settings', client.get('/__admin/settings'))]
+    answers.append(('get', '/faults', client.get('/__admin/faults')))
+    answers.append(('post', '/faults', client.post_json('/__admin/faults', {'fault': 'drop'})))
+    answers.append(('post', '/chaos', client.post_json('/__admin/chaos', {'rate': 0.5})))
+    answers.append(('post', '/delay', client.post_json('/__admin/delay', {
+        'distribution': 'lognormal', 'median': 0.1, 'sigma': 0.5, 'route': 'getPet'})))
+    answers.append(('get', '/settings', client.get('/__admin/settings')))
+    answers.append(('get', '/faults', client.get('/__admin/faults')))
+    answers.append(('get', '/requests', client.get('/__admin/requests')))
+    answers.append(('get', '/requests/{sequence}', client.get('/__admin/requests/2')))
+    answers.append(('post', '/requests/find', client.post_json(
+        '/__admin/requests/find', {'method': 'GET', 'path': '/pets'})))
+    answers.append(('post', '/requests/count', client.post_json(
+        '/__admin/requests/count', {'operation': 'createPet'})))
+    answers.append(('post', '/requests/assert', client.post_json(
+        '/__admin/requests/assert', {'operation': 'createPet', 'json': {'name': 'Kiwi'},
+                                     'query': {'x': 1}, 'headers': {'X-Trace': 'a'}},
+        status=409)))
+    answers.append(('get', '/health', client.get('/__admin/health')))
+    for method, path, response in answers:
+        described = admin_document['paths'][path][method]['responses'][str(response.status_int)]
+        schema = described['content']['application/json']['schema']
+        validate_schema(response.json, {**schema, 'components': admin_document['components']},
+                        cls=OAS30Validator)
 
 
 # -- the linters, as installed by .ci/run ---------------------------------------------

@@ -125,9 +125,11 @@ def test_check_content_type_refuses_anything_but_json(content_type):
     pytest.param(b'{"categoryId": Infinity}', ['not valid JSON'], id='Infinity'),
     pytest.param(b'{"name": "a", "name": "b"}', ["'name' appears twice"], id='duplicate key'),
     pytest.param(b'\xff\xfe{}', ['not UTF-8'], id='not UTF-8'),
-    pytest.param(b'[{"name": "Rex"}]', ['must be a JSON object', 'list'], id='array'),
-    pytest.param(b'"Rex"', ['must be a JSON object'], id='string'),
-    pytest.param(b'null', ['must be a JSON object'], id='null'),
+    pytest.param(b'[{"name": "Rex"}]', ['must be a JSON object, not an array'], id='array'),
+    pytest.param(b'"Rex"', ['must be a JSON object, not a string'], id='string'),
+    pytest.param(b'null', ['must be a JSON object, not null'], id='null'),
+    pytest.param(b'3.5', ['must be a JSON object, not a number'], id='number'),
+    pytest.param(b'true', ['must be a JSON object, not true or false'], id='true'),
 ])
 def test_parse_json_object_refuses_what_is_not_one_json_object(body, words):
     assert_refused(lambda: stub.parse_json_object(body), 400, 'invalid_body', *words)
