@@ -188,10 +188,12 @@ def test_the_journal_keeps_a_slice_of_each_body_whatever_its_size():
 # -- credentials --------------------------------------------------------------------
 
 SECRETS = {'Authorization': 'Bearer wrong-secret-xyz', 'Proxy-Authorization': 'Basic dXNlcjpwdw==',
-           'Cookie': 'session=topsecret; theme=dark', 'Set-Cookie': 'id=a3fWa'}
+           'Cookie': 'session=topsecret; theme=dark', 'Set-Cookie': 'id=a3fWa',
+           'X-Api-Key': 'sk-live-123'}
 MASKED = {'Authorization': 'Bearer <redacted: 16 characters>',
           'Proxy-Authorization': 'Basic <redacted: 12 characters>',
-          'Cookie': '<redacted: 29 characters>', 'Set-Cookie': '<redacted: 8 characters>'}
+          'Cookie': '<redacted: 29 characters>', 'Set-Cookie': '<redacted: 8 characters>',
+          'X-Api-Key': '<redacted: 11 characters>'}
 
 
 @pytest.fixture
