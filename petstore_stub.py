@@ -1288,6 +1288,15 @@ class StubApp:
         """The journal's entries that assert_called() with these arguments counts, oldest first."""
         return matching_calls(self.requests, what, self.base_path, json, query, headers)
 
+    def coverage(self) -> dict:
+        """What the client's calls met of the API's description since the stub started or
+        clear_coverage(): each operation's documented responses and how often each was met, the
+        faults met, the deprecated operations called (see Coverage.report()). reset() keeps it."""
+        return self.journal.coverage.report()
+
+    def clear_coverage(self) -> None:
+        self.journal.coverage.clear()
+
     def settings(self) -> dict:
         """What the stub is set to now: its delays (for every request first), chaos, how many
         faults are queued, and how many requests the journal keeps."""
@@ -1474,8 +1483,9 @@ class Journal:
     def __init__(self, app: Callable, size: int, admin: bool,
                  api_keys: Sequence[str] = ()) -> None:
         self.app, self.admin, self.api_keys = app, admin, api_keys
-        #: Each entry, with when its request arrived.
         self.size = size
+        self.coverage = Coverage()  #: counted as each entry is made, and kept past a clear
+        #: Each entry, with when its request arrived.
         self._entries: collections.deque[tuple[int, dict]] = collections.deque(maxlen=size)
         self._lock = threading.Lock()
         self._sequence = itertools.count(1)  #: never reset
@@ -1490,6 +1500,7 @@ class Journal:
         exchange = environ[EXCHANGE]
         if not exchange.page:  # a browser's visit is no call
             entry = journal_entry(environ, exchange, body.whole(), self.api_keys)
+            self.coverage.count(entry['operation'], entry['status'], entry['fault'])
             with self._lock:
                 if exchange.received >= self._cut_at:
                     self._entries.append((exchange.received, {**entry,
@@ -1510,6 +1521,79 @@ class Journal:
             kept = [item for item in self._entries if cut_at and item[0] >= cut_at]
             self._entries.clear()
             self._entries.extend(kept)
+
+
+class Coverage:
+    """What a client's calls met of the API's description since the stub started or this was
+    cleared (a reset leaves it: it spans a test session): each documented response of each
+    operation, each fault, and each call to a deprecated operation."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: Calls by (operation, status as described: '200', ..., or 'default'); faults by kind.
+        self._calls: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._faults: collections.Counter[str] = collections.Counter()
+
+    def count(self, operation: str | None, status: int | None, fault: int | str | None) -> None:
+        responses = described_responses().get(operation)  # None for a document, or no route
+        if responses is None:
+            return
+        # A status the description does not name counts as its default; no answer, as none.
+        described = 'none' if status is None else str(status) if str(status) in responses else (
+            'default')
+        with self._lock:
+            self._calls[operation, described] += 1
+            if fault is not None:
+                self._faults[str(fault)] += 1
+
+    def clear(self) -> None:
+        with self._lock:
+            self._calls.clear()
+            self._faults.clear()
+
+    def report(self) -> dict:
+        """The counts: ``responses`` (each operation's documented statuses, how often met),
+        ``met`` and ``documented`` (how many of them were met at all), ``faults`` met, and
+        ``deprecated`` (each deprecated operation called: how often, and what replaces it)."""
+        with self._lock:
+            calls, faults = dict(self._calls), dict(self._faults)
+        responses = {operation: {status: calls.get((operation, status), 0) for status in statuses}
+                     for operation, statuses in described_responses().items()}
+        return {
+            'responses': responses,
+            'met': sum(bool(count) for counts in responses.values() for count in counts.values()),
+            'documented': sum(map(len, responses.values())),
+            'faults': dict(sorted(faults.items())),
+            'deprecated': {operation: {'calls': sum(count for (name, _), count in calls.items()
+                                                    if name == operation), 'hint': hint}
+                           for operation, hint in deprecated_operations().items()
+                           if any(name == operation for name, _ in calls)},
+        }
+
+
+@functools.lru_cache(maxsize=1)
+def described_responses() -> dict[str, tuple[str, ...]]:
+    """Each operation of ``data/openapi.json`` -> the statuses it describes, ``default`` aside."""
+    return {operation['operationId']: tuple(status for status in operation['responses']
+                                            if status != 'default')
+            for methods in openapi_template('openapi.json')['paths'].values()
+            for operation in methods.values()}
+
+
+@functools.lru_cache(maxsize=1)
+def deprecated_operations() -> dict[str, str]:
+    """Each deprecated operation -> a hint: its description, which names what replaces it."""
+    return {operation['operationId']: operation['description']
+            for methods in openapi_template('openapi.json')['paths'].values()
+            for operation in methods.values() if operation.get('deprecated')}
+
+
+def coverage_line(report: dict) -> str:
+    """``coverage: 7 of 11 documented responses met; never: getPet 404, ...``"""
+    never = [f'{operation} {status}' for operation, counts in report['responses'].items()
+             for status, count in counts.items() if not count]
+    return (f'coverage: {report["met"]} of {report["documented"]} documented responses met'
+            + (f'; never: {", ".join(never)}' if never else ''))
 
 
 class KeptBody:
@@ -2305,6 +2389,8 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     admin('DELETE', 'faults', 'clearFaults', stub.faults.clear)
     admin('DELETE', 'faults/<fault_id>', 'cancelFault', cancel_fault)
     admin('GET', 'settings', 'getSettings', stub.settings)
+    admin('GET', 'coverage', 'getCoverage', stub.coverage)
+    admin('DELETE', 'coverage', 'clearCoverage', stub.clear_coverage)
     admin('POST', 'shutdown', 'shutdown', shutdown, status=202)
     admin('POST', 'chaos', 'setChaos',
           lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
@@ -3212,6 +3298,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                         f'{seed} (--seed {seed} repeats them)')
         try:
             run_until_stopped(server)
+            if args.admin:  # a suite in another language drove it: what did it never try?
+                print(coverage_line(app.coverage()), file=sys.stderr)
         finally:
             # Unless another stub has written its own there since: its pid is another.
             with contextlib.suppress(OSError, UnicodeError):
@@ -3312,16 +3400,84 @@ if 'pytest' in sys.modules:
         return None
 
     @pytest.fixture(scope='session')
-    def petstore_session_server(petstore_api_key: str,
-                                petstore_staging: bool) -> Iterator[StubServer]:
+    def petstore_session_server(petstore_api_key: str, petstore_staging: bool,
+                                request: pytest.FixtureRequest) -> Iterator[StubServer]:
         with serve(api_key=petstore_api_key, staging=petstore_staging) as server:
             yield server
+            add_coverage(request.config, server.coverage())
+
+    #: What the session's stubs met of the API, summed (over the pytest-xdist workers too).
+    COVERAGE = pytest.StashKey[dict]()
+
+    def add_coverage(config: pytest.Config, report: dict) -> None:
+        total = config.stash.get(COVERAGE, None)
+        if total is None:
+            config.stash[COVERAGE] = report
+            return
+        for operation, counts in report['responses'].items():
+            for status, count in counts.items():
+                total['responses'][operation][status] += count
+        for kind, count in report['faults'].items():
+            total['faults'][kind] = total['faults'].get(kind, 0) + count
+        for operation, called in report['deprecated'].items():
+            total['deprecated'].setdefault(operation, {**called, 'calls': 0})
+            total['deprecated'][operation]['calls'] += called['calls']
+        total['met'] = sum(bool(count) for counts in total['responses'].values()
+                           for count in counts.values())
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(node: Any, error: Any) -> None:
+        """pytest-xdist: a worker has ended, with its stub's coverage."""
+        report = getattr(node, 'workeroutput', {}).get('petstore_coverage')
+        if report is not None:
+            add_coverage(node.config, report)
+
+    def pytest_sessionfinish(session: pytest.Session) -> None:
+        config = session.config
+        report = config.stash.get(COVERAGE, None)
+        if report is None:
+            return
+        if hasattr(config, 'workeroutput'):  # a pytest-xdist worker: the controller reports
+            config.workeroutput['petstore_coverage'] = report
+            return
+        least = config.getini('petstore_coverage_fail_under')
+        if least and 100 * report['met'] / report['documented'] < float(least):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+        report = config.stash.get(COVERAGE, None)
+        if report is None or hasattr(config, 'workeroutput') or not config.getini(
+                'petstore_coverage'):
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section('petstore-stub: what the tests met of the API')
+        share = 100 * report['met'] / report['documented']
+        write(f'documented responses met: {report["met"]} of {report["documented"]} '
+              f'({share:.0f}%)')
+        for operation, counts in report['responses'].items():
+            never = [status for status, count in counts.items() if not count]
+            if never:
+                write(f'  never met: {operation} {", ".join(never)}')
+        write('faults met: ' + (', '.join(f'{kind} (x{count})' for kind, count
+                                          in report['faults'].items()) or 'none'))
+        for operation, called in report['deprecated'].items():
+            write(f'deprecated: {operation} called {times_phrase(called["calls"])}. '
+                  f'{called["hint"]}')
+        least = config.getini('petstore_coverage_fail_under')
+        if least and share < float(least):
+            write(f'FAILED: {share:.0f}% of the documented responses met, under '
+                  f'petstore_coverage_fail_under = {least}', red=True)
 
     def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
                       help='fail a test whose client sent the petstore_server a malformed request')
         parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
                       help='fail a test that left a fault queued on the petstore_server unused')
+        parser.addini('petstore_coverage', type='bool', default=True,
+                      help='at the end, say what the tests met of the API through petstore_server')
+        parser.addini('petstore_coverage_fail_under', default='',
+                      help='fail the session if the tests met less than this share (a percent) '
+                           'of the documented responses')
 
     def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
