@@ -1144,7 +1144,7 @@ class StubApp:
             app = HostCheck(app, self.allowed_hosts)
         if trust_proxy:
             app = ForwardedHeaders(app)
-        self.journal = Journal(app, journal_size, admin, self.api_keys)
+        self.journal = Journal(app, journal_size, admin, self.api_keys, self.route_name)
         self.fence = Fence(RouteAsSent(self.journal))
         self._layers = self.fence if access_log is None else AccessLog(self.fence, access_log)
         self.faults = FaultPlugin(self.fence.hold)
@@ -1165,6 +1165,12 @@ class StubApp:
                 self.errors.append(without_frames(exc_info[1]))
             return start_response(status, headers, exc_info)
         return self._layers(environ, starting)
+
+    def route_name(self, environ: dict) -> str | None:
+        """The name of the route a request is for, None if no route is."""
+        with contextlib.suppress(bottle.HTTPError):
+            return self.api.router.match(environ)[0].name
+        return None
 
     def answer(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         """The innermost layer: the API, or the server's refusal of a request it could not parse."""
@@ -1480,9 +1486,9 @@ class Journal:
     at ``/`` or its icon, and credentials other than ``api_keys`` masked), the last ``size`` of them
     (none at 0), numbered by ``sequence``."""
 
-    def __init__(self, app: Callable, size: int, admin: bool,
-                 api_keys: Sequence[str] = ()) -> None:
-        self.app, self.admin, self.api_keys = app, admin, api_keys
+    def __init__(self, app: Callable, size: int, admin: bool, api_keys: Sequence[str] = (),
+                 route_name: Callable[[dict], str | None] = lambda environ: None) -> None:
+        self.app, self.admin, self.api_keys, self.route_name = app, admin, api_keys, route_name
         self.size = size
         self.coverage = Coverage()  #: counted as each entry is made, and kept past a clear
         #: Each entry, with when its request arrived.
@@ -1500,7 +1506,10 @@ class Journal:
         exchange = environ[EXCHANGE]
         if not exchange.page:  # a browser's visit is no call
             entry = journal_entry(environ, exchange, body.whole(), self.api_keys)
-            self.coverage.count(entry['operation'], entry['status'], entry['fault'])
+            # A 401 is sent before routing; the coverage counts it for the operation it was for.
+            operation = entry['operation'] or (self.route_name(environ) if entry['status'] == 401
+                                               else None)
+            self.coverage.count(operation, entry['status'], entry['fault'])
             with self._lock:
                 if exchange.received >= self._cut_at:
                     self._entries.append((exchange.received, {**entry,

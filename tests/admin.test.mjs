@@ -30,6 +30,33 @@ before(async () => {
   }
 });
 
+test('the coverage counts what the calls met of the description, and is cleared', async () => {
+  assert.equal((await admin('DELETE', 'coverage')).status, 204);
+  await createPet();
+  await fetch(`${ready.url}/pets/1`, { headers: AUTH });
+  await fetch(`${ready.url}/pets/7`, { headers: AUTH });
+  await fetch(`${ready.url}/pets`);  // no key: a 401, counted for listPets
+  await admin('POST', 'faults', { fault: 'truncate', route: 'listPets' });
+  await fetch(`${ready.url}/pets`, { headers: AUTH }).then((response) => response.text()
+    .catch(() => null));
+  const hint = 'Deprecated; removed on Thu, 05 Dec 2030 00:00:00 GMT. '
+             + 'Use GET /pets with the status filter.';
+  assert.deepEqual((await admin('GET', 'coverage')).body, {
+    responses: {
+      listPets: { 200: 1, 400: 0, 401: 1, 500: 0 },
+      createPet: { 201: 1, 400: 0, 401: 0, 413: 0, 415: 0, 500: 0, 507: 0 },
+      getPet: { 200: 1, 400: 0, 401: 0, 404: 1, 500: 0 },
+      listOrders: { 401: 0, 501: 0 },
+    },
+    met: 5,
+    documented: 18,
+    faults: { truncate: 1 },
+    deprecated: { getPet: { calls: 2, hint } },
+  });
+  assert.equal((await admin('DELETE', 'coverage')).status, 204);
+  assert.equal((await admin('GET', 'coverage')).body.met, 0);
+});
+
 test('a shutdown answers, then stops the stub cleanly, ready file and all', async () => {
   const other = join(folder, 'other.json');
   const second = spawn(process.env.PETSTORE_PYTHON ?? 'python3',

@@ -566,6 +566,19 @@ def test_sigterm_and_ctrl_c_stop_with_status_0(tmp_path, signum):
     assert os.listdir(tmp_path) == ['pets.json']  # its log folded in and removed
 
 
+@pytest.mark.slow  # a stub process, to signal
+def test_a_clean_stop_with_admin_says_on_stderr_what_the_calls_never_met(tmp_path):
+    server = StubProcess('--db', ':memory:', '--admin', '--quiet')
+    assert call_once(server.url, 'GET', '/v1/pets') == (200, [])
+    assert server.stop(signal.SIGTERM) == 0
+    assert server.process_stderr == ('coverage: 1 of 18 documented responses met; never: '
+                                     'listPets 400, listPets 401, listPets 500, createPet 201, '
+                                     'createPet 400, createPet 401, createPet 413, createPet 415, '
+                                     'createPet 500, createPet 507, getPet 200, getPet 400, '
+                                     'getPet 401, getPet 404, getPet 500, listOrders 401, '
+                                     'listOrders 501\n')
+
+
 @pytest.mark.slow  # a 300,000-pet file, written anew at the stop
 def test_a_second_sigterm_while_the_stub_folds_its_log_is_ignored(tmp_path):
     db = tmp_path / 'pets.json'

@@ -247,3 +247,43 @@ def test_a_credential_in_a_header_line_the_server_refuses_is_not_journalled(raw)
     assert answer.split(b' ')[1] == b'400' and b'SECRET' not in answer
     assert entry['status'] == 400 and entry['error']['message'].endswith(': <redacted>')
     assert 'SECRET' not in json.dumps(server.requests)
+
+
+# -- coverage: what the calls met of the API's description ---------------------------------
+
+def test_coverage_counts_each_documented_response_met_the_faults_and_the_deprecated_calls():
+    app = stub.create_stub()
+    client = make_client(app)
+    client.get('/v1/pets')
+    client.get('/v1/pets?limit=0', status=400)
+    client.post_json('/v1/pets', REX, status=201)
+    client.get('/v1/pets/1')
+    client.get('/v1/pets/2', status=404)
+    webtest.TestApp(app).get('/v1/pets', status=401)
+    client.get('/v1/openapi.json')  # a document: not counted
+    client.get('/v1/nowhere', status=404)  # no operation: not counted
+    app.fail_next(503, route='listPets')
+    client.get('/v1/pets', status=503)  # a status listPets does not describe: its default
+    app.reset()  # the coverage spans a session: a reset keeps it
+    coverage = app.coverage()
+    assert coverage['responses']['listPets'] == {'200': 1, '400': 1, '401': 1, '500': 0}
+    assert coverage['responses']['getPet'] == {'200': 1, '400': 0, '401': 0, '404': 1, '500': 0}
+    assert coverage['responses']['createPet']['201'] == 1
+    assert (coverage['met'], coverage['documented']) == (6, 18)
+    assert coverage['faults'] == {'503': 1}
+    assert coverage['deprecated'] == {'getPet': {
+        'calls': 2, 'hint': 'Deprecated; removed on Thu, 05 Dec 2030 00:00:00 GMT. Use GET /pets '
+                            'with the status filter.'}}
+    assert stub.coverage_line(coverage).startswith(
+        'coverage: 6 of 18 documented responses met; never: listPets 500, createPet 400, ')
+    app.clear_coverage()
+    assert app.coverage()['met'] == 0 and app.coverage()['deprecated'] == {}
+
+
+def test_the_admin_api_gives_the_coverage_and_clears_it():
+    client = make_client(stub.create_stub(admin=True))
+    client.get('/v1/pets/1', status=404)
+    covered = client.get('/__admin/coverage').json
+    assert covered['responses']['getPet']['404'] == 1 and covered['deprecated']['getPet']['calls']
+    client.delete('/__admin/coverage', status=204)
+    assert client.get('/__admin/coverage').json['met'] == 0

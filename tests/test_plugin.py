@@ -161,3 +161,76 @@ def test_petstore_app_without_webtest_names_the_install_command(pytester):
     result.stdout.fnmatch_lines(  # [[] is a literal [ to fnmatch
         ["*the petstore_app fixture needs WebTest: pip install 'petstore-stub[[]pytest]'*"])
     assert 'ModuleNotFoundError' not in result.stdout.str()
+
+
+THREE_TESTS = '''
+import json
+import urllib.error
+import urllib.request
+
+
+def call(server, method, path, body=None):
+    request = urllib.request.Request(server.url + path, method=method, headers={
+        **server.headers, 'Content-Type': 'application/json'},
+        data=None if body is None else json.dumps(body).encode())
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_a_list(petstore_server):
+    assert call(petstore_server, 'GET', '/pets') == 200
+
+
+def test_a_create(petstore_server):
+    assert call(petstore_server, 'POST', '/pets', {'name': 'Rex', 'categoryId': 1}) == 201
+
+
+def test_a_503(petstore_server):
+    petstore_server.fail_next(503, route='createPet')
+    assert call(petstore_server, 'POST', '/pets', {'name': 'Rex', 'categoryId': 1}) == 503
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('workers, runs', [
+    pytest.param([], 1, id='one process'),
+    pytest.param(['-n', '2', '--dist', 'each'], 2, id='each test on two xdist workers')])
+def test_the_summary_says_what_the_tests_never_met_summed_over_the_workers(pytester, workers,
+                                                                          runs):
+    pytester.makepyfile(test_three=THREE_TESTS)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', *workers)
+    result.assert_outcomes(passed=3 * runs)
+    result.stdout.fnmatch_lines([
+        '*petstore-stub: what the tests met of the API*',
+        'documented responses met: 2 of 18 (11%)',
+        '  never met: listPets 400, 401, 500',
+        '  never met: createPet 400, 401, 413, 415, 500, 507',
+        '  never met: getPet 200, 400, 401, 404, 500',
+        '  never met: listOrders 401, 501',
+        f'faults met: 503 (x{runs})',
+    ])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('least, outcome', [('10', 0), ('12.5', 1)])
+def test_petstore_coverage_fail_under_fails_a_session_that_met_less(pytester, least, outcome):
+    pytester.makepyfile(test_three=THREE_TESTS)
+    pytester.makeini(f'[pytest]\npetstore_coverage_fail_under = {least}\n')
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=3)
+    assert result.ret == outcome
+    failed = ('FAILED: 11% of the documented responses met, under '
+              f'petstore_coverage_fail_under = {least}')
+    assert (failed in result.stdout.str()) == bool(outcome)
+
+
+@pytest.mark.slow
+def test_the_coverage_summary_can_be_turned_off(pytester):
+    pytester.makepyfile(test_three=THREE_TESTS)
+    pytester.makeini('[pytest]\npetstore_coverage = false\n')
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=3)
+    assert 'what the tests met of the API' not in result.stdout.str()
