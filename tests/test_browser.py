@@ -100,14 +100,36 @@ def test_a_person_lists_adds_and_gets_a_pet_and_sees_each_exchange(page):
                                                 'status': 'available'})
 
 
-def test_the_first_list_on_arrival_leaves_the_page_at_its_top_and_a_click_scrolls(page):
+def test_an_operation_clicked_leaves_the_page_where_it_is(page):
     with stub.serve(fixtures=True) as server:
         page.set_viewport_size({'width': 1280, 'height': 800})
         page.goto(origin(server) + '/')
         expect(page.locator('#pets-table tbody tr')).to_have_count(13)
+        for form in ('list-form', 'get-form', 'create-form'):
+            submit(page, form)
+            expect(page.locator('#status')).not_to_have_text('waiting…')
+            assert page.evaluate('window.scrollY') == 0, form
+
+
+def test_a_list_refused_says_the_table_is_an_older_one_and_the_body_is_shown_as_sent(page):
+    with stub.serve(fixtures=True) as server:
+        page.goto(origin(server) + '/')
+        expect(page.locator('#pets-source')).to_have_text('(the last list: the first 20)')
+        submit(page, 'list-form', limit='0')
+        expect(page.locator('#status')).to_have_text('400 Bad Request')
+        expect(page.locator('#pets-source')).to_contain_text('an older list, the first 20')
+        sent = requests.get(server.url + '/pets?limit=0', headers=server.headers, timeout=10).text
+        assert page.locator('#response-body').text_content() == sent
+
+
+def test_the_coverage_panel_shows_what_the_calls_met_as_they_arrive(page):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        panel = page.locator('#coverage tr', has_text='getPet')
+        expect(panel).to_contain_text('404 never')
+        requests.get(server.url + '/pets/7', headers=server.headers, timeout=10)
+        expect(panel).to_contain_text('404 ×1')
         assert page.evaluate('window.scrollY') == 0
-        submit(page, 'list-form')
-        page.wait_for_function('window.scrollY > 0')
 
 
 def test_the_forms_send_the_values_they_show_and_an_emptied_field_sends_nothing(page):
