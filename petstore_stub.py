@@ -191,7 +191,9 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
         return error
     path = printable(bottle.request.environ['bottle.raw_path'])
     allow = error.get_header('Allow')
-    messages = {404: f'nothing is at {path}',
+    base = bottle.request.app.config.get('petstore.base_path', '')
+    elsewhere = '' if path.startswith(base + '/') else f'; the API is under {base}'
+    messages = {404: f'nothing is at {path}{elsewhere}',
                 405: f'{bottle.request.method} is not allowed on {path}; use {allow}',
                 500: 'the stub failed on this request; its log has the traceback'}
     return ApiError(error.status_code, error_code_name(error.status_code),
@@ -452,6 +454,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     check_api_keys(api_keys)
     store = PetStore() if store is None else store
     api = bottle.Bottle()
+    api.config['petstore.base_path'] = base_path  # for a 404 outside it to say where it is
     public_paths = set(public_paths)
 
     @api.hook('before_request')

@@ -294,3 +294,13 @@ def test_create_app_alone_is_the_plain_api_the_fixture_server_wraps():
     assert_error(api.get('/__admin/requests', status='*'), 404, 'not_found')  # no admin
     api.authorization = None
     assert_error(api.get('/', status='*'), 401, 'unauthorized')  # no documents either
+
+
+@pytest.mark.parametrize('base_path, path', [(stub.STAGING_BASE_PATH, '/v1/pets'),
+                                             (stub.BASE_PATH, '/pets')])
+def test_a_404_outside_the_base_path_says_where_the_api_is(base_path, path):
+    client = make_client(stub.create_stub(base_path=base_path))
+    message = client.get(path, status=404).json['message']
+    assert message == f'nothing is at {path}; the API is under {base_path}'
+    assert client.get(f'{base_path}/nope', status=404).json['message'] == (
+        f'nothing is at {base_path}/nope')
