@@ -29,8 +29,10 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
         server.fail_next(503)               # or 'drop', 'reset', 'truncate', 'malformed',
                                             # 'hang', 'slow'; times=, route=, after=, ...
         server.chaos(0.1, seed=7)           # faults at random, reproducibly
+        server.set_delay(distribution='lognormal', median=0.08, sigma=0.5)  # latency, drawn
         server.assert_called('createPet', json={'name': 'Rex', 'categoryId': 1})
         server.requests                     # the journal: what the client sent
+        server.coverage()                   # what the calls met of the API's description
         server.reset()
 
 The file reads in two parts, each section under a banner; a first read may
