@@ -1,6 +1,6 @@
 """A local stub server for the Pet Store API (version 1.0.0), in one file.
 
-It answers the three operations of the Pet Store service, checks the bearer
+It answers the operations of the Pet Store service, checks the bearer
 key on every call, validates strictly, and keeps its pets in a TinyDB JSON
 file that survives a crash::
 
@@ -1302,7 +1302,8 @@ class StubApp:
     def coverage(self) -> dict:
         """What the client's calls met of the API's description since the stub started or
         clear_coverage(): each operation's documented responses and how often each was met, the
-        faults met, the deprecated operations called (see Coverage.report()). reset() keeps it."""
+        faults met, the deprecated operations called (see Coverage.report()). reset() keeps it;
+        it is counted with the journal, so a journal of size 0 counts nothing."""
         return self.journal.coverage.report()
 
     def clear_coverage(self) -> None:
@@ -3454,18 +3455,31 @@ if 'pytest' in sys.modules:
         if hasattr(config, 'workeroutput'):  # a pytest-xdist worker: the controller reports
             config.workeroutput['petstore_coverage'] = report
             return
-        least = config.getini('petstore_coverage_fail_under')
-        if least and 100 * report['met'] / report['documented'] < float(least):
+        least = coverage_fail_under(config)
+        if least is not None and 100 * report['met'] / report['documented'] < least:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def coverage_fail_under(config: pytest.Config) -> float | None:
+        """The ini option petstore_coverage_fail_under, a percent (``80`` or ``80%``), or None."""
+        text = config.getini('petstore_coverage_fail_under').strip().removesuffix('%')
+        least = parse_decimal(text) if text else None
+        if text and (least is None or least > 100):
+            raise pytest.UsageError('petstore_coverage_fail_under is a percent from 0 to 100; '
+                                    f'got {text!r}')
+        return least
 
     def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
         report = config.stash.get(COVERAGE, None)
-        if report is None or hasattr(config, 'workeroutput') or not config.getini(
-                'petstore_coverage'):
+        if report is None or hasattr(config, 'workeroutput'):
             return
         write = terminalreporter.write_line
+        share, least = 100 * report['met'] / report['documented'], coverage_fail_under(config)
+        if least is not None and share < least:  # said even with the section off
+            write(f'FAILED: {share:.0f}% of the documented responses met, under '
+                  f'petstore_coverage_fail_under = {least:g}', red=True)
+        if not config.getini('petstore_coverage'):
+            return
         terminalreporter.section('petstore-stub: what the tests met of the API')
-        share = 100 * report['met'] / report['documented']
         write(f'documented responses met: {report["met"]} of {report["documented"]} '
               f'({share:.0f}%)')
         for operation, counts in report['responses'].items():
@@ -3473,14 +3487,10 @@ if 'pytest' in sys.modules:
             if never:
                 write(f'  never met: {operation} {", ".join(never)}')
         write('faults met: ' + (', '.join(f'{kind} (x{count})' for kind, count
-                                          in report['faults'].items()) or 'none'))
+                                          in sorted(report['faults'].items())) or 'none'))
         for operation, called in report['deprecated'].items():
             write(f'deprecated: {operation} called {times_phrase(called["calls"])}. '
                   f'{called["hint"]}')
-        least = config.getini('petstore_coverage_fail_under')
-        if least and share < float(least):
-            write(f'FAILED: {share:.0f}% of the documented responses met, under '
-                  f'petstore_coverage_fail_under = {least}', red=True)
 
     def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
@@ -3494,6 +3504,7 @@ if 'pytest' in sys.modules:
                            'of the documented responses')
 
     def pytest_configure(config: pytest.Config) -> None:
+        coverage_fail_under(config)  # a value that is no percent stops the run before it starts
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
                                 'malformed requests on purpose (petstore_fail_on_bad_requests)')
         config.addinivalue_line('markers', 'petstore_allows_unused_faults: this test may leave '

@@ -39,8 +39,8 @@ test('the coverage counts what the calls met of the description, and is cleared'
   await admin('POST', 'faults', { fault: 'truncate', route: 'listPets' });
   await fetch(`${ready.url}/pets`, { headers: AUTH }).then((response) => response.text()
     .catch(() => null));
-  const hint = 'Deprecated; removed on Thu, 05 Dec 2030 00:00:00 GMT. '
-             + 'Use GET /pets with the status filter.';
+  const hint = 'Removed on Thu, 05 Dec 2030 00:00:00 GMT; '
+             + 'use GET /pets with the status filter instead.';
   assert.deepEqual((await admin('GET', 'coverage')).body, {
     responses: {
       listPets: { 200: 1, 400: 0, 401: 1, 500: 0 },

@@ -272,8 +272,8 @@ def test_coverage_counts_each_documented_response_met_the_faults_and_the_depreca
     assert (coverage['met'], coverage['documented']) == (6, 18)
     assert coverage['faults'] == {'503': 1}
     assert coverage['deprecated'] == {'getPet': {
-        'calls': 2, 'hint': 'Deprecated; removed on Thu, 05 Dec 2030 00:00:00 GMT. Use GET /pets '
-                            'with the status filter.'}}
+        'calls': 2, 'hint': 'Removed on Thu, 05 Dec 2030 00:00:00 GMT; use GET /pets with the '
+                            'status filter instead.'}}
     assert stub.coverage_line(coverage).startswith(
         'coverage: 6 of 18 documented responses met; never: listPets 500, createPet 400, ')
     app.clear_coverage()

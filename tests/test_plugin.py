@@ -228,9 +228,28 @@ def test_petstore_coverage_fail_under_fails_a_session_that_met_less(pytester, le
 
 
 @pytest.mark.slow
-def test_the_coverage_summary_can_be_turned_off(pytester):
+def test_the_coverage_summary_can_be_turned_off_and_a_failure_under_the_share_still_says_why(
+        pytester):
     pytester.makepyfile(test_three=THREE_TESTS)
     pytester.makeini('[pytest]\npetstore_coverage = false\n')
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=3)
+    assert 'what the tests met of the API' not in result.stdout.str() and result.ret == 0
+    pytester.makeini('[pytest]\npetstore_coverage = false\npetstore_coverage_fail_under = 50%\n')
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    assert result.ret == 1
+    assert ('FAILED: 11% of the documented responses met, under '
+            'petstore_coverage_fail_under = 50') in result.stdout.str()
     assert 'what the tests met of the API' not in result.stdout.str()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('least', ['abc', '150', '-5'])
+def test_a_fail_under_that_is_no_percent_stops_the_run_before_it_starts(pytester, least):
+    pytester.makepyfile(test_three=THREE_TESTS)
+    pytester.makeini(f'[pytest]\npetstore_coverage_fail_under = {least}\n')
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"petstore_coverage_fail_under is a percent from 0 to 100; got '{least}'" in (
+        result.stderr.str())
+    assert 'passed' not in result.stdout.str()
