@@ -1576,7 +1576,7 @@ class Coverage:
                      for operation, statuses in described_responses().items()}
         return {
             'responses': responses,
-            'met': sum(bool(count) for counts in responses.values() for count in counts.values()),
+            'met': met_count(responses),
             'documented': sum(map(len, responses.values())),
             'faults': dict(sorted(faults.items())),
             'deprecated': {operation: {'calls': sum(count for (name, _), count in calls.items()
@@ -1586,27 +1586,44 @@ class Coverage:
         }
 
 
+def described_operations() -> Iterator[tuple[str, str, dict]]:
+    """Each operation of ``data/openapi.json``: its path, its method and its description."""
+    for path, methods in openapi_template('openapi.json')['paths'].items():
+        for method, operation in methods.items():
+            yield path, method, operation
+
+
 @functools.lru_cache(maxsize=1)
 def described_responses() -> dict[str, tuple[str, ...]]:
     """Each operation of ``data/openapi.json`` -> the statuses it describes, ``default`` aside."""
     return {operation['operationId']: tuple(status for status in operation['responses']
                                             if status != 'default')
-            for methods in openapi_template('openapi.json')['paths'].values()
-            for operation in methods.values()}
+            for _, _, operation in described_operations()}
 
 
 @functools.lru_cache(maxsize=1)
 def deprecated_operations() -> dict[str, str]:
     """Each deprecated operation -> a hint: its description, which names what replaces it."""
     return {operation['operationId']: operation['description']
-            for methods in openapi_template('openapi.json')['paths'].values()
-            for operation in methods.values() if operation.get('deprecated')}
+            for _, _, operation in described_operations() if operation.get('deprecated')}
+
+
+def met_count(responses: dict[str, dict[str, int]]) -> int:
+    """How many of the documented responses (Coverage.report()'s) were met at all."""
+    return sum(bool(count) for counts in responses.values() for count in counts.values())
+
+
+def never_met(report: dict) -> dict[str, list[str]]:
+    """Each operation with responses never met -> their statuses."""
+    never = {operation: [status for status, count in counts.items() if not count]
+             for operation, counts in report['responses'].items()}
+    return {operation: statuses for operation, statuses in never.items() if statuses}
 
 
 def coverage_line(report: dict) -> str:
     """``coverage: 7 of 11 documented responses met; never: getPet 404, ...``"""
-    never = [f'{operation} {status}' for operation, counts in report['responses'].items()
-             for status, count in counts.items() if not count]
+    never = [f'{operation} {status}' for operation, statuses in never_met(report).items()
+             for status in statuses]
     return (f'coverage: {report["met"]} of {report["documented"]} documented responses met'
             + (f'; never: {", ".join(never)}' if never else ''))
 
@@ -2056,22 +2073,21 @@ def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[
         yield data[start:start + step]
 
 
-def brief(value: Any) -> str:
-    """``repr(value)``, cut to 200 characters, so that a message stays readable."""
-    text = repr(value)
+def brief(value: Any, as_json: bool = False) -> str:
+    """``repr(value)``, or its JSON as the admin API's messages show a value, cut to 200
+    characters, so that a message stays readable."""
+    text = json.dumps(value, ensure_ascii=False) if as_json else repr(value)
     return text if len(text) <= 200 else text[:199] + '…'
 
 
 def brief_json(value: Any) -> str:
-    """brief(), in JSON: how the admin API's messages show a value."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 200 else text[:199] + '…'
+    return brief(value, as_json=True)
 
 
 def as_given(value: Any, nothing: str) -> str:
     """A value as its caller writes it: JSON over HTTP (whose word for nothing is ``null``), else
     Python."""
-    return brief_json(value) if nothing == 'null' else brief(value)
+    return brief(value, as_json=nothing == 'null')
 
 
 def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
@@ -2146,8 +2162,8 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
         raise bad_body(f'distribution must be one of {", ".join(DELAY_FIELDS)}; '
                        f'got {as_given(kind, nothing)}')
     wanted = DELAY_FIELDS[kind]  # a lognormal delay's cap may be left out
-    given = [name for name in ('seconds', 'lower', 'upper', 'median', 'sigma', 'cap')
-             if delay[name] is not None]
+    given = [name for name, value in delay.items()
+             if name not in ('distribution', 'route', 'seed') and value is not None]
     if [name for name in given if name not in wanted] or [
             name for name in wanted if name != 'cap' and name not in given]:
         wants = 'median and sigma (and cap if wanted)' if kind == 'lognormal' else ' and '.join(
@@ -2236,8 +2252,7 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
             'operations': {  # as the description has them
                 operation['operationId']: f'{method.upper()} {base}{path}: {operation["summary"]}'
                 + (f' (deprecated, sunset {SUNSET})' if operation.get('deprecated') else '')
-                for path, methods in openapi_template('openapi.json')['paths'].items()
-                for method, operation in methods.items()},
+                for path, method, operation in described_operations()},
             'authentication': f'send the header Authorization: Bearer <API key>{demo}; '
                               'the stub prints its key when it starts',
         })
@@ -3437,8 +3452,7 @@ if 'pytest' in sys.modules:
         for operation, called in report['deprecated'].items():
             total['deprecated'].setdefault(operation, {**called, 'calls': 0})
             total['deprecated'][operation]['calls'] += called['calls']
-        total['met'] = sum(bool(count) for counts in total['responses'].values()
-                           for count in counts.values())
+        total['met'] = met_count(total['responses'])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(node: Any, error: Any) -> None:
@@ -3484,10 +3498,8 @@ if 'pytest' in sys.modules:
         terminalreporter.section('petstore-stub: what the tests met of the API')
         write(f'documented responses met: {report["met"]} of {report["documented"]} '
               f'({share:.0f}%)')
-        for operation, counts in report['responses'].items():
-            never = [status for status, count in counts.items() if not count]
-            if never:
-                write(f'  never met: {operation} {", ".join(never)}')
+        for operation, never in never_met(report).items():
+            write(f'  never met: {operation} {", ".join(never)}')
         write('faults met: ' + (', '.join(f'{kind} (x{count})' for kind, count
                                           in sorted(report['faults'].items())) or 'none'))
         for operation, called in report['deprecated'].items():
