@@ -25,6 +25,7 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
 
     with serve() as server:                 # a free loopback port, in memory
         server.url, server.headers          # 'http://127.0.0.1:54321/v1', {'Authorization': ...}
+                                            # serve(tls=True): https://, server.ca_file to trust
         server.add_pet('Rex', 1)
         server.fail_next(503)               # or 'drop', 'reset', 'truncate', 'malformed',
                                             # 'hang', 'slow'; times=, route=, after=, ...
@@ -56,6 +57,7 @@ wraps it: ``create_stub()`` adds the fixture server's pieces, and
       The documents, the admin endpoints, the fixtures
       Assertions: what the client sent, held against what a test expects
       The console: text for a person, never in the way of a request
+      HTTPS: a certificate a test can trust
       The server: waitress, behind one adapter
       The command line
       The pytest fixtures
@@ -86,6 +88,7 @@ import re
 import secrets
 import signal
 import socket
+import ssl
 import stat
 import struct
 import sys
@@ -2736,6 +2739,46 @@ class Console(logging.handlers.QueueListener):
             self._warnings.log(f'petstore-stub: {message}')
 
 
+# -- HTTPS: a certificate a test can trust ------------------------------------
+
+#: The names a certificate the stub makes is for, beside any --allow-host name.
+TLS_NAMES = ('localhost', '127.0.0.1', '::1')
+
+
+class Tls:
+    """What HTTPS takes: the server's SSLContext, and the PEM of the CA a client is to trust. The
+    stub makes both at start, with trustme (the ``tls`` extra): a CA whose key stays in memory, so
+    trusting it lets nothing else in, and which is worth nothing once the stub stops; and a
+    certificate it signs for ``names`` too. Or ``cert_file`` (and ``key_file``, unless the key is
+    in it) gives a certificate of your own, such as mkcert's, and ``ca_pem`` is None."""
+
+    def __init__(self, names: Iterable[str] = (), cert_file: str | os.PathLike | None = None,
+                 key_file: str | os.PathLike | None = None) -> None:
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self.context.options |= ssl.OP_NO_RENEGOTIATION  # one handshake, before the request
+        self.ca_pem: str | None = None
+        if cert_file is not None:
+            self.context.load_cert_chain(cert_file, key_file)
+            return
+        try:
+            import trustme
+        except ModuleNotFoundError:
+            raise ModuleNotFoundError("HTTPS with a certificate the stub makes needs trustme: "
+                                      "pip install 'petstore-stub[tls]'", name='trustme') from None
+        ca = trustme.CA(organization_name='petstore-stub')
+        names = (name.strip('[]') for name in (*TLS_NAMES, *names))  # an IPv6 Host is bracketed
+        ca.issue_cert(*dict.fromkeys(names)).configure_cert(self.context)
+        self.ca_pem = ca.cert_pem.bytes().decode('ascii')
+
+
+def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
+    """The names a certificate the stub makes is for, beyond TLS_NAMES: the allowed hosts, and
+    the listening address unless it is every address."""
+    every = host in ('0.0.0.0', '::', '')
+    return [*map(parse_allowed_host, allowed_hosts), *([] if every else [host])]
+
+
 # -- The server: waitress, behind one adapter ----------------------------------
 
 #: waitress's worker threads. Measured under 16 keep-alive clients, 4 (its default) served
@@ -2757,8 +2800,8 @@ class Waitress:
     its API lacks: its parser (stricter; a chunk past the body limit refused at once), its task
     (every request reaches the app with its Exchange, one the parser refused too; a 204 keeps its
     connection; one the app answers with a close is closed), its channel (the writable() fix; no
-    100 Continue without a key, nor without a body to come), its loggers (two warnings the faults
-    provoke) and, to stop, its connections."""
+    100 Continue without a key, nor without a body to come; TLS), its loggers (two warnings the
+    faults provoke) and, to stop, its connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
@@ -2811,6 +2854,19 @@ class Waitress:
                 return 'the request target holds a character no URL may hold as it is'
             return None
 
+    class PlainHttp(waitress.utilities.BadRequest):
+        """Plain HTTP sent to the HTTPS port."""
+
+    class PlainToTls(Parser):
+        """The parser for plain HTTP sent to the HTTPS port: whatever the request, a 400 says
+        to use https://, with the request line as sent."""
+
+        def parse_header(self, header_plus: bytes) -> None:
+            with contextlib.suppress(waitress.parser.ParsingError):
+                super().parse_header(header_plus)
+            self.error, self.completed = Waitress.PlainHttp(
+                'this port speaks HTTPS: send the request to https://, not http://'), True
+
     class Task(waitress.task.WSGITask):
         """waitress's call of the app, for every request: with its Exchange in the environ, and a
         request the parser refused as well, for the app to answer with its Error, and journal and
@@ -2837,6 +2893,8 @@ class Waitress:
                      'bytes in all',
                 500: 'the stub failed on this request; its log has the traceback',
             }.get(error.code, f'the request is not valid HTTP: {without_credentials(error.body)}')
+            if isinstance(error, Waitress.PlainHttp):
+                message = error.body
             # No line for headers too large to read: waitress then stands a 'GET /' in for it.
             line = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
             method, _, target = line.decode('latin-1').rsplit(' HTTP/', 1)[0].partition(' ')
@@ -2884,6 +2942,7 @@ class Waitress:
             closed = threading.Event()
 
             def reset() -> None:
+                channel.abrupt = True  # over TLS too: no close_notify before the reset
                 with contextlib.suppress(OSError, AttributeError):
                     channel.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                                               struct.pack('ii', 1, 0))
@@ -2895,6 +2954,8 @@ class Waitress:
 
     class Channel(waitress.channel.HTTPChannel):
         """waitress's connection, with the parser and the task above (for refusals too)."""
+
+        abrupt = False  # closed by a reset fault
 
         def send_continue(self) -> None:
             # A body sent with Expect: 100-continue is asked for only with a key the app takes;
@@ -2924,11 +2985,107 @@ class Waitress:
 
     Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, Task
 
+    class TlsChannel(Channel):
+        """A connection to the HTTPS port. Its first byte tells a TLS handshake (a record of type
+        22) from plain HTTP, which is parsed for its 400. The handshake, then each read and write,
+        go as far as the socket lets them and return: a client silent, or sending a byte at a
+        time, holds no worker and never the event loop. A handshake is no activity: one not done
+        within waitress's channel timeout (120 s) is closed, as an idle connection is."""
+
+        tls = 'first byte'  # then 'handshake', then 'tls'; or 'plain'
+        wants_write = False  # the handshake waits for the socket to take more
+
+        def readable(self) -> bool:
+            if self.tls == 'handshake':
+                return not self.wants_write
+            return bool(super().readable())
+
+        def writable(self) -> bool:
+            if self.tls == 'handshake':
+                return self.wants_write or self.will_close
+            return super().writable()
+
+        def handle_read(self) -> None:
+            if self.tls == 'first byte':
+                try:
+                    first = self.socket.recv(1, socket.MSG_PEEK)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    first = b''
+                if not first:  # closed before its first byte
+                    self.handle_close()
+                    return
+                if first == b'\x16':
+                    self.tls = 'handshake'
+                    self.socket = self.server.petstore_tls.wrap_socket(
+                        self.socket, server_side=True, do_handshake_on_connect=False)
+                else:
+                    self.tls, self.parser_class = 'plain', Waitress.PlainToTls
+            if self.tls == 'plain':
+                super().handle_read()
+            elif self.tls == 'handshake':
+                self.handshake()
+            else:
+                self.read_records()
+
+        def handshake(self) -> None:
+            try:
+                self.socket.do_handshake()
+            except ssl.SSLWantReadError:
+                self.wants_write = False
+            except ssl.SSLWantWriteError:
+                self.wants_write = True
+            except OSError:  # no TLS, or a client that does not trust the certificate
+                self.handle_close()
+            else:
+                self.tls, self.wants_write, self.last_activity = 'tls', False, time.time()
+                self.read_records()  # a request may have come with the handshake's end
+
+        def read_records(self) -> None:
+            # All that has arrived, what TLS holds decrypted too: the loop's poll cannot see it.
+            try:
+                data = self.socket.recv(self.adj.recv_bytes)
+                while data and self.socket.pending():
+                    data += self.socket.recv(self.socket.pending())
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                return  # a record not yet whole
+            except OSError:  # a TLS alert, or a reset
+                data = b''
+            if not data:  # closed by its client
+                self.handle_close()
+                return
+            self.last_activity = time.time()
+            self.received(data)
+
+        def handle_write(self) -> None:
+            if self.tls == 'handshake' and not self.will_close:
+                self.handshake()
+            else:
+                super().handle_write()
+
+        def send(self, data: bytes, do_close: bool = True) -> int:
+            try:
+                return super().send(data, do_close)
+            except (ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                return 0  # waitress sends the same bytes again, as TLS wants, when it may
+            except ssl.SSLError:
+                if do_close:
+                    self.handle_close()
+                return 0
+
+        def handle_close(self) -> None:
+            if self.tls == 'tls' and not self.abrupt and self.socket is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    self.socket.unwrap()  # a close_notify: the end of the answer, not a cut
+            super().handle_close()
+
     #: waitress's warnings left out, by logger: one per request that waits for a worker (under load,
     #: a line a request), and one for a body short of its Content-Length, which 'truncate' sends.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
-    def __init__(self, app: StubApp, host: str, port: int, threads: int) -> None:
+    def __init__(self, app: StubApp, host: str, port: int, threads: int,
+                 tls: ssl.SSLContext | None = None) -> None:
         # Filters, not levels, taken off at close(): the host process's loggers stay as they were.
         self._quiet = [(logging.getLogger(name), lambda record, start=start:
                         not record.getMessage().startswith(start))
@@ -2938,9 +3095,10 @@ class Waitress:
         self._server = waitress.create_server(
             app, host=host, port=port, threads=threads, ident='petstore-stub',
             max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
-            asyncore_use_poll=True,
+            asyncore_use_poll=True, url_scheme='http' if tls is None else 'https',
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
-        self._server.channel_class = self.Channel
+        self._server.channel_class = self.Channel if tls is None else self.TlsChannel
+        self._server.petstore_tls = tls
         self.port = int(self._server.effective_port)
         self.run = self._server.run  # the event loop, until close()
 
@@ -2974,12 +3132,16 @@ class Waitress:
 class StubServer:
     """The app served by waitress on a real socket, in a daemon thread: HTTP/1.1 with keep-alive and
     a pool of worker threads. ``port=0`` picks a free port; ``url`` has the real one once started.
-    The test API (``add_pet``, ``fail_next``, ``requests``...) is its app's, a StubApp."""
+    With ``tls``, HTTPS, and the CA to trust in ``ca_file`` (a new file, unless named), removed
+    at stop. The test API (``add_pet``, ``fail_next``, ``requests``...) is its app's, a StubApp."""
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
-                 threads: int = SERVER_THREADS) -> None:
+                 threads: int = SERVER_THREADS, *, tls: Tls | None = None,
+                 ca_file: str | os.PathLike | None = None) -> None:
         self.app, self.host, self.port, self.threads = app, host, port, threads
         self.api_key = app.api_keys[0]
+        self.tls, self.ca_file = tls, None if ca_file is None else Path(ca_file)
+        self._ca_written: str | None = None
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
         # POST /__admin/shutdown: in a thread of its own, as stop() waits for the workers.
@@ -2989,7 +3151,13 @@ class StubServer:
     def url(self) -> str:
         """The base URL, such as ``http://127.0.0.1:54321/v1``."""
         host = f'[{self.host}]' if ':' in self.host else self.host
-        return f'http://{host}:{self.port}{self.app.base_path}'
+        scheme = 'http' if self.tls is None else 'https'
+        return f'{scheme}://{host}:{self.port}{self.app.base_path}'
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A client's SSLContext that trusts the stub's CA (for a certificate of your own, the
+        system's CAs), e.g. for httpx: ``verify=server.ssl_context()``."""
+        return ssl.create_default_context(cafile=self.ca_file)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -3033,8 +3201,20 @@ class StubServer:
         """Open the listening socket (and learn the port) without serving yet."""
         if self._server is not None:
             raise RuntimeError('this server is already started')
-        self._server = Waitress(self.app, self.host, self.port, self.threads)
+        self._server = Waitress(self.app, self.host, self.port, self.threads,
+                                None if self.tls is None else self.tls.context)
         self.port = self._server.port
+        if self.tls is not None and self.tls.ca_pem is not None:
+            if self.ca_file is None:
+                descriptor, name = tempfile.mkstemp(prefix='petstore-stub-ca-', suffix='.pem')
+                os.close(descriptor)
+                self.ca_file = Path(name)
+            try:
+                write_whole(self.ca_file, self.tls.ca_pem)
+            except OSError:
+                self.stop()
+                raise
+            self._ca_written = self.tls.ca_pem
 
     def start(self) -> StubServer:
         """Serve in a daemon thread; a second start raises RuntimeError."""
@@ -3056,6 +3236,9 @@ class StubServer:
         if self._server is not None:
             self.app.fence.release()  # a delay or a hang holds a worker thread; let it go
             self._server.close(self._thread)
+        if self._ca_written is not None:  # unless another stub has written its own there since
+            remove_if_holding(self.ca_file, self._ca_written)
+            self._ca_written = None
 
     def __enter__(self) -> StubServer:
         return self.start() if self._server is None else self
@@ -3068,25 +3251,28 @@ class StubServer:
 def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
           cors: bool = False, host: str = '127.0.0.1', port: int = 0,
-          journal_size: int = JOURNAL_SIZE,
-          allowed_hosts: Iterable[str] | None = ()) -> Iterator[StubServer]:
+          journal_size: int = JOURNAL_SIZE, allowed_hosts: Iterable[str] | None = (),
+          tls: bool = False) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file.
     Without ``api_key``, the demo key is accepted on loopback, and on any other ``host`` a random
     key (``server.api_key``); there the demo key is a ValueError, raised before anything is opened.
     On a loopback ``host`` only requests sent to a loopback name or to ``allowed_hosts`` are
-    answered (others get a 421); None, or any other address, answers any Host. On leaving the block
-    the server stops, then ``check()`` raises what failed inside it, or a queued fault left unused.
+    answered (others get a 421); None, or any other address, answers any Host. ``tls=True``
+    serves HTTPS with a throwaway CA (``server.ca_file``, ``server.ssl_context()``). On leaving the
+    block the server stops, then ``check()`` raises what failed inside it, or a queued fault left
+    unused.
     """
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
+    certificate = Tls(tls_names(host, allowed_hosts or ())) if tls else None
     with StubStore(db) as store:
         app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
                           admin=True, cors=cors, journal_size=journal_size,
                           allowed_hosts=allowed_hosts if is_loopback(host) else None)
         if fixtures:
             app.load_fixtures(fixtures)
-        with StubServer(app, host, port) as server:
+        with StubServer(app, host, port, tls=certificate) as server:
             yield server
     server.check()
 
@@ -3331,10 +3517,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             if args.admin:  # a suite in another language drove it: what did it never try?
                 print(coverage_line(app.coverage()), file=sys.stderr)
         finally:
-            # Unless another stub has written its own there since: its pid is another.
-            with contextlib.suppress(OSError, UnicodeError):
-                if ready is not None and args.ready_file.read_text(encoding='utf-8') == ready:
-                    args.ready_file.unlink()
+            if ready is not None:  # unless another stub has written its own there since
+                remove_if_holding(args.ready_file, ready)
         console.log(f'petstore-stub stopped: {holding(store)}')
 
 
@@ -3351,6 +3535,13 @@ def write_whole(path: Path, text: str) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+def remove_if_holding(path: Path, text: str) -> None:
+    """Remove ``path`` if it holds ``text``, as this stub wrote it: another's file is left."""
+    with contextlib.suppress(OSError, UnicodeError):
+        if path.read_text(encoding='utf-8') == text:
+            path.unlink()
 
 
 def is_same_file(path: Path, other: Path) -> bool:
