@@ -86,6 +86,7 @@ import queue
 import random
 import re
 import secrets
+import shlex
 import signal
 import socket
 import ssl
@@ -3211,9 +3212,9 @@ class StubServer:
                 self.ca_file = Path(name)
             try:
                 write_whole(self.ca_file, self.tls.ca_pem)
-            except OSError:
+            except OSError as error:  # named by its file: no failure to listen
                 self.stop()
-                raise
+                raise OSError(error.errno, error.strerror, str(self.ca_file)) from None
             self._ca_written = self.tls.ca_pem
 
     def start(self) -> StubServer:
@@ -3326,6 +3327,15 @@ def build_parser() -> argparse.ArgumentParser:
              'repeatable')
     add('--ready-file', type=ready_file, metavar='PATH',
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
+    add('--tls', action='store_true',
+        help='serve HTTPS, with a certificate from a CA made at start (needs the tls extra)')
+    add('--tls-ca-file', type=ready_file, metavar='PATH',
+        help='write that CA, for clients to trust, to PATH (default: a new file in the temporary '
+             'folder; either way in the ready file, and removed at a clean stop)')
+    add('--tls-cert', type=existing_file, metavar='FILE',
+        help='serve HTTPS with this certificate of your own (PEM), e.g. from mkcert')
+    add('--tls-key', type=existing_file, metavar='FILE',
+        help="--tls-cert's private key, unless the certificate's file holds it")
     add('--quiet', action='store_true', help='no access log')
     add('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
@@ -3402,6 +3412,7 @@ def describe_delay(delay: dict) -> str:
 ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
                        'the ready file goes in a folder that exists, and is no folder itself')
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
+existing_file = flag_type(Path, Path.is_file, 'give a file that exists')
 
 
 class CannotServe(Exception):
@@ -3438,12 +3449,32 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
             raise ValueError('--allow-host goes with a loopback --host and no --trust-proxy; '
                              'otherwise any Host is answered')
         database = os.path.realpath(args.db)  # its log is beside the file itself
-        if args.ready_file is not None and args.db != MEMORY_DB and any(
-                is_same_file(args.ready_file, Path(database + suffix)) for suffix in ('', '.log')):
-            raise ValueError(f'--ready-file {args.ready_file} names the database or its log, which '
-                             'it would overwrite; give the ready file a name of its own')
+        written = {'--ready-file': args.ready_file, '--tls-ca-file': args.tls_ca_file}
+        kept = [Path(database + suffix) for suffix in ('', '.log') if args.db != MEMORY_DB]
+        for flag, path in written.items():
+            if path is not None and any(is_same_file(path, other) for other in kept):
+                raise ValueError(f'{flag} {path} names the database or its log, which it would '
+                                 'overwrite; give it a name of its own')
+        if None not in written.values() and is_same_file(*written.values()):
+            raise ValueError('--ready-file and --tls-ca-file name one file; give each its own')
+        if args.tls_key is not None and args.tls_cert is None:
+            raise ValueError('--tls-key goes with --tls-cert, the certificate it is the key of')
+        if args.tls_ca_file is not None and args.tls_cert is not None:
+            raise ValueError('--tls-ca-file names where the CA the stub makes goes; with '
+                             '--tls-cert, your certificate\'s CA is yours to give clients')
+        tls = None
+        if args.tls or args.tls_ca_file or args.tls_cert:
+            allowed = args.allowed_hosts if is_loopback(args.host) else ()
+            try:
+                tls = Tls(tls_names(args.host, allowed), args.tls_cert, args.tls_key)
+            except ssl.SSLError as error:
+                raise ValueError(f'--tls-cert {args.tls_cert}: {error.reason or error}; give a '
+                                 'PEM certificate, and its key') from None
     except ValueError as error:
         parser.error(str(error))
+    except ModuleNotFoundError as error:  # no trustme
+        print(f'petstore-stub: {error}', file=sys.stderr)
+        return 1
     # While serving, stderr too goes through a console: no request's thread waits on a stalled one.
     errors = Console(sys.stderr)
     # A quiet stub prints no access log: only its banner and its last line go to stdout.
@@ -3453,7 +3484,7 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         errors.log('petstore-stub: stdout is closed; the banner and the access log go nowhere')
     try:
         with contextlib.redirect_stderr(errors):
-            serve_store(args, api_keys, generated, port, console, server_class)
+            serve_store(args, api_keys, generated, port, console, server_class, tls)
         return 0
     except (CannotServe, DatabaseError, ApiError) as error:
         errors.log(f'petstore-stub: {error}')
@@ -3464,7 +3495,7 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
 
 
 def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, port: int,
-                console: Console, server_class: type[StubServer]) -> None:
+                console: Console, server_class: type[StubServer], tls: Tls | None) -> None:
     """Open the store, print the banner, serve until stopped, and close the store."""
     # Read first: a fixtures file that cannot be used leaves no new database behind.
     fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
@@ -3483,13 +3514,15 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                           allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
                                          else args.allowed_hosts))
         raise_open_files_limit(CONNECTION_LIMIT + 64)
-        server = server_class(app, args.host, port)
+        server = server_class(app, args.host, port, tls=tls, ca_file=args.tls_ca_file)
         try:
             server.bind()
         except (OSError, ValueError) as error:
             reason = getattr(error, 'strerror', None) or error
             if getattr(error, 'errno', None) == errno.EADDRINUSE:
                 reason = f'{reason}; choose another --port, or --port 0 for any free one'
+            elif getattr(error, 'filename', None):  # the CA's file
+                raise CannotServe(f'cannot write {error.filename}: {reason}') from None
             raise CannotServe(f'cannot listen on {args.host}:{port}: {reason}') from None
         # The ready file before the banner: a stub that cannot write it never says it serves.
         url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
@@ -3498,6 +3531,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             document = {'url': url, 'pid': os.getpid()}
             if args.admin:
                 document['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
+            if tls is not None:  # None with a certificate of your own
+                document['ca_file'] = server.ca_file and str(server.ca_file.absolute())
             try:
                 write_whole(args.ready_file, ready := to_json(document))
             except OSError as error:
@@ -3562,7 +3597,9 @@ def print_banner(console: Console, server: StubServer, url: str, generated: bool
     console.log(f'petstore-stub {__version__}: {holding(server.app.store)}{loaded}')
     if generated:
         console.log(f'generated API key (not published anywhere): {server.api_key}')
-    console.log(f"serving {url}  try: curl -H 'Authorization: Bearer {server.api_key}' {url}/pets")
+    trust = '' if server.ca_file is None else f'--cacert {shlex.quote(str(server.ca_file))} '
+    console.log(f"serving {url}  try: curl {trust}-H 'Authorization: Bearer {server.api_key}' "
+                f'{url}/pets')
     console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
 
 
@@ -3615,15 +3652,20 @@ if 'pytest' in sys.modules:
         """True serves under /staging/v1; override (session scope) to change it."""
         return False
 
+    @pytest.fixture(scope='session')
+    def petstore_tls(pytestconfig: pytest.Config) -> bool:
+        """True serves HTTPS (the ini option petstore_tls); override (session scope) to change it."""
+        return pytestconfig.getini('petstore_tls')
+
     @pytest.fixture
     def petstore_fixtures() -> str | os.PathLike | bool | None:
         """Loaded before each test: None (nothing), True (the demo animals) or a file."""
         return None
 
     @pytest.fixture(scope='session')
-    def petstore_session_server(petstore_api_key: str, petstore_staging: bool,
+    def petstore_session_server(petstore_api_key: str, petstore_staging: bool, petstore_tls: bool,
                                 request: pytest.FixtureRequest) -> Iterator[StubServer]:
-        with serve(api_key=petstore_api_key, staging=petstore_staging) as server:
+        with serve(api_key=petstore_api_key, staging=petstore_staging, tls=petstore_tls) as server:
             yield server
             add_coverage(request.config, server.coverage())
 
@@ -3704,6 +3746,9 @@ if 'pytest' in sys.modules:
                       help='fail a test whose client sent the petstore_server a malformed request')
         parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
                       help='fail a test that left a fault queued on the petstore_server unused')
+        parser.addini('petstore_tls', type='bool', default=False,
+                      help='serve petstore_server over HTTPS, with a CA made for the session '
+                           '(server.ca_file, server.ssl_context())')
         parser.addini('petstore_coverage', type='bool', default=True,
                       help='at the end, say what the tests met of the API through petstore_server')
         parser.addini('petstore_coverage_fail_under', default='',

@@ -1,6 +1,8 @@
 // The admin endpoints as a Node suite meets them: the stub started with --ready-file, every
 // endpoint over fetch, and what each connection fault does to fetch. Run by
-// tests/test_node.py (node --test tests/admin.test.mjs); PETSTORE_PYTHON names the Python.
+// tests/test_node.py (node --test tests/admin.test.mjs); PETSTORE_PYTHON names the Python,
+// and PETSTORE_TLS_ARGS (--tls-cert and --tls-key, split on spaces) a pass over HTTPS, its CA
+// given to Node in NODE_EXTRA_CA_CERTS.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -14,15 +16,16 @@ const MODULE = fileURLToPath(new URL('../petstore_stub.py', import.meta.url));
 const AUTH = { Authorization: 'Bearer petstore-demo-key' };
 const JSON_AUTH = { ...AUTH, 'Content-Type': 'application/json' };
 const REX = { name: 'Rex', categoryId: 1 };
+const TLS = process.env.PETSTORE_TLS_ARGS?.split(' ') ?? [];
+const STUB = [MODULE, '--admin', '--port', '0', '--db', ':memory:', '--quiet', ...TLS];
 
 let stub, folder, readyFile, ready, exited;
 
 before(async () => {
   folder = await mkdtemp(join(tmpdir(), 'petstore-stub-'));
   readyFile = join(folder, 'ready.json');
-  stub = spawn(process.env.PETSTORE_PYTHON ?? 'python3',
-               [MODULE, '--admin', '--port', '0', '--db', ':memory:', '--quiet',
-                '--ready-file', readyFile], { stdio: ['ignore', 'ignore', 'inherit'] });
+  stub = spawn(process.env.PETSTORE_PYTHON ?? 'python3', [...STUB, '--ready-file', readyFile],
+               { stdio: ['ignore', 'ignore', 'inherit'] });
   exited = new Promise((resolve) => stub.on('exit', resolve));
   while (!ready) {
     assert.equal(stub.exitCode, null, 'the stub exited before it was ready');
@@ -59,9 +62,8 @@ test('the coverage counts what the calls met of the description, and is cleared'
 
 test('a shutdown answers, then stops the stub cleanly, ready file and all', async () => {
   const other = join(folder, 'other.json');
-  const second = spawn(process.env.PETSTORE_PYTHON ?? 'python3',
-                       [MODULE, '--admin', '--port', '0', '--db', ':memory:', '--quiet',
-                        '--ready-file', other], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const second = spawn(process.env.PETSTORE_PYTHON ?? 'python3', [...STUB, '--ready-file', other],
+                       { stdio: ['ignore', 'ignore', 'inherit'] });
   const ended = new Promise((resolve) => second.on('exit', resolve));
   let its;
   while (!its) its = await readFile(other, 'utf8').then(JSON.parse, () => sleep(20));
@@ -93,7 +95,8 @@ const createPet = () => fetch(`${ready.url}/pets`, {
 
 test('the ready file names the stub and its process', () => {
   assert.equal(ready.pid, stub.pid);
-  assert.match(ready.url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+  assert.match(ready.url, TLS.length ? /^https:\/\/127\.0\.0\.1:\d+\/v1$/
+                                     : /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
   assert.equal(ready.admin_url, ready.url.replace(/\/v1$/, '/__admin'));
 });
 

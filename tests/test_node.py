@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.request import urlopen
 
 import pytest
+import trustme
 
 from conftest import StubProcess
 
@@ -19,11 +20,42 @@ SUITE = Path(__file__).resolve().parent / 'admin.test.mjs'
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which('node') is None, reason='the suite runs on Node (node --test)')
-def test_the_node_suite_drives_every_admin_endpoint_and_meets_each_fault():
+@pytest.mark.parametrize('scheme', ['http', 'https'])
+def test_the_node_suite_drives_every_admin_endpoint_and_meets_each_fault(scheme, tmp_path):
+    environment = {**os.environ, 'PETSTORE_PYTHON': sys.executable}
+    if scheme == 'https':  # a certificate of one's own, as mkcert makes: Node reads its CA at start
+        ca = trustme.CA()
+        ca.cert_pem.write_to_path(tmp_path / 'ca.pem')
+        ca.issue_cert('127.0.0.1', 'localhost').private_key_and_cert_chain_pem.write_to_path(
+            tmp_path / 'stub.pem')
+        environment.update(PETSTORE_TLS_ARGS=f'--tls-cert {tmp_path / "stub.pem"}',
+                           NODE_EXTRA_CA_CERTS=str(tmp_path / 'ca.pem'))
     result = subprocess.run(['node', '--test', str(SUITE)], capture_output=True, text=True,
-                            env={**os.environ, 'PETSTORE_PYTHON': sys.executable}, timeout=120)
+                            env=environment, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert '# fail 0' in result.stdout and '# pass 0' not in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which('node') is None, reason='fetch runs on Node')
+def test_node_fetch_trusts_the_ca_the_stub_made_through_node_extra_ca_certs(tmp_path):
+    ready = tmp_path / 'stub.json'
+    stub_process = StubProcess('--tls', '--db', ':memory:', '--fixtures', '--ready-file',
+                               str(ready))
+    try:
+        urls = json.loads(ready.read_text())
+        fetch = ("const r = await fetch(process.argv[1] + '/pets/1', {headers: "
+                 "{Authorization: 'Bearer petstore-demo-key'}}); console.log(r.status, "
+                 "(await r.json()).name)")
+        trusted, untrusted = (
+            subprocess.run(['node', '--input-type=module', '-e', fetch, urls['url']],
+                           capture_output=True, text=True, timeout=30, env=environment)
+            for environment in ({**os.environ, 'NODE_EXTRA_CA_CERTS': urls['ca_file']},
+                                os.environ))
+        assert (trusted.returncode, trusted.stdout) == (0, '200 Rex\n'), trusted.stderr
+        assert untrusted.returncode == 1 and 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' in untrusted.stderr
+    finally:
+        assert stub_process.stop(signal.SIGTERM) == 0
 
 
 ROOT = SUITE.parent.parent
