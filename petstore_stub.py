@@ -3329,7 +3329,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
     add('--tls', action='store_true',
         help='serve HTTPS, with a certificate from a CA made at start (needs the tls extra)')
-    add('--tls-ca-file', type=ready_file, metavar='PATH',
+    add('--tls-ca-file', type=ca_file, metavar='PATH',
         help='write that CA, for clients to trust, to PATH (default: a new file in the temporary '
              'folder; either way in the ready file, and removed at a clean stop)')
     add('--tls-cert', type=existing_file, metavar='FILE',
@@ -3409,8 +3409,14 @@ def describe_delay(delay: dict) -> str:
         waits = f'a median of {delay["median"]:g} s (lognormal, sigma {delay["sigma"]:g}{cap})'
     seed = f', from seed {delay["seed"]}' if delay['distribution'] != 'fixed' else ''
     return f'delay: every {delay["route"] or "API"} request waits {waits} first{seed}'
-ready_file = flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
-                       'the ready file goes in a folder that exists, and is no folder itself')
+
+
+def file_to_write(what: str) -> Callable[[str], Path]:
+    return flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
+                     f'{what} goes in a folder that exists, and is no folder itself')
+
+
+ready_file, ca_file = file_to_write('the ready file'), file_to_write('the CA file')
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
 existing_file = flag_type(Path, Path.is_file, 'give a file that exists')
 
@@ -3467,9 +3473,11 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
             allowed = args.allowed_hosts if is_loopback(args.host) else ()
             try:
                 tls = Tls(tls_names(args.host, allowed), args.tls_cert, args.tls_key)
-            except ssl.SSLError as error:
-                raise ValueError(f'--tls-cert {args.tls_cert}: {error.reason or error}; give a '
-                                 'PEM certificate, and its key') from None
+            except ssl.SSLError as error:  # '[SSL] PEM lib (_ssl.c:3905)': PEM lib
+                reason = error.reason or re.sub(r'^\[\w+\] | \(_ssl\.c:\d+\)$', '', str(error))
+                raise ValueError(f'--tls-cert {args.tls_cert}: cannot load it ({reason}); give '
+                                 'a PEM certificate, and --tls-key unless its file holds the key'
+                                 ) from None
     except ValueError as error:
         parser.error(str(error))
     except ModuleNotFoundError as error:  # no trustme

@@ -330,6 +330,26 @@ def test_help_lists_every_flag_with_examples(capsys):
                  "that exists, and is no folder itself; got 'no/such/ready.json'",
                  id='--ready-file in a missing folder'),
     pytest.param(['--ready-file', '.'], {}, "got '.'", id='--ready-file a folder'),
+    pytest.param(['--tls-ca-file', 'no/such/ca.pem'], {}, "the CA file goes in a folder that "
+                 "exists, and is no folder itself; got 'no/such/ca.pem'",
+                 id='--tls-ca-file in a missing folder'),
+    pytest.param(['--db', 'pets.json', '--tls-ca-file', 'pets.json'], {},
+                 '--tls-ca-file pets.json names the database or its log',
+                 id='--tls-ca-file the db'),
+    pytest.param(['--tls-ca-file', 'petstore.json.log'], {}, 'names the database or its log',
+                 id='--tls-ca-file the log'),
+    pytest.param(['--tls-ca-file', 's.json', '--ready-file', './s.json'], {},
+                 '--ready-file and --tls-ca-file name one file', id='--tls-ca-file the ready file'),
+    pytest.param(['--tls-key', stub.__file__], {}, '--tls-key goes with --tls-cert',
+                 id='--tls-key alone'),
+    pytest.param(['--tls-cert', 'no-such.pem'], {}, "give a file that exists; got 'no-such.pem'",
+                 id='--tls-cert missing'),
+    pytest.param(['--tls-cert', stub.__file__], {}, 'petstore_stub.py: cannot load it (PEM '
+                 'lib); give a PEM certificate, and --tls-key unless its file holds the key',
+                 id='--tls-cert no PEM'),
+    pytest.param(['--tls-cert', stub.__file__, '--tls-ca-file', 'ca.pem'], {},
+                 "with --tls-cert, your certificate's CA is yours to give clients",
+                 id='--tls-ca-file with --tls-cert'),
 ])
 def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatch, argv,
                                                               environment, problem):
