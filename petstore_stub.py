@@ -2769,7 +2769,11 @@ class Tls:
                                       "pip install 'petstore-stub[tls]'", name='trustme') from None
         ca = trustme.CA(organization_name='petstore-stub')
         names = (name.strip('[]') for name in (*TLS_NAMES, *names))  # an IPv6 Host is bracketed
-        ca.issue_cert(*dict.fromkeys(names)).configure_cert(self.context)
+        try:
+            ca.issue_cert(*dict.fromkeys(names)).configure_cert(self.context)
+        except ValueError as error:  # IDNA refuses a name, such as one with '_'
+            raise ValueError(f'a certificate cannot name an allowed host ({error}); choose '
+                             'another name, or give a certificate of your own') from None
         self.ca_pem = ca.cert_pem.bytes().decode('ascii')
 
 

@@ -4,6 +4,7 @@
     python tests/bench.py --quick    # seconds; a smoke test, not a measurement
     python tests/bench.py --crowd    # a new client's wait beside idle and slow connections
     python tests/bench.py --layers   # what the fixture server adds to a request, in process
+    python tests/bench.py --tls      # the stub over HTTPS beside itself over plain HTTP
 
 The stub runs as a user runs it: ``python petstore_stub.py --db FILE --quiet``, a
 durable file of 1,000 pets. The reference is a plain bottle app on ``waitress.serve``
@@ -27,6 +28,7 @@ import os
 import platform
 import shutil
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -34,6 +36,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = 'bench-key'
@@ -127,12 +130,13 @@ def write_db(path: Path, count: int) -> None:
 class Process:
     """A server in a process of its own, ready once it answers a list with 200."""
 
-    def __init__(self, command: list[str], port: int, quiet: bool = False) -> None:
+    def __init__(self, command: list[str], port: int, quiet: bool = False,
+                 tls: bool = False) -> None:
         self.port = port
         started = time.perf_counter()
         self.popen = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL if quiet else None)
-        self.cold_start = wait_for_200(port, started, self.popen)
+        self.cold_start = wait_for_200(port, started, self.popen, tls)
 
     def cpu_seconds(self) -> float:
         """The server's CPU time so far, user and system, from /proc (Linux)."""
@@ -150,13 +154,13 @@ class Process:
         self.popen.wait(timeout=10)
 
 
-def start_stub(db: Path, imported: bool = False) -> Process:
+def start_stub(db: Path, imported: bool = False, tls: bool = False) -> Process:
     """``python petstore_stub.py``, which compiles the file at each start; or, ``imported``,
     the module from its cached bytecode, as the installed ``petstore-stub`` command runs it."""
     port = free_port()
     program = ['-m', 'petstore_stub'] if imported else [str(ROOT / 'petstore_stub.py')]
     return Process([sys.executable, *program, '--port', str(port), '--db', str(db),
-                    '--api-key', KEY, '--quiet'], port)
+                    '--api-key', KEY, '--quiet', *(['--tls'] if tls else [])], port, tls=tls)
 
 
 def start_reference(folder: Path) -> Process:
@@ -167,13 +171,17 @@ def start_reference(folder: Path) -> Process:
     return Process([sys.executable, str(script), str(port), KEY], port, quiet=True)
 
 
-def wait_for_200(port: int, started: float, process: subprocess.Popen) -> float:
+def wait_for_200(port: int, started: float, process: subprocess.Popen,
+                 tls: bool = False) -> float:
     request = f'GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode()
+    context = ssl._create_unverified_context()  # a load generator checks no certificate either
     while time.perf_counter() - started < 30:
         if process.poll() is not None:
             raise RuntimeError(f'the server exited with status {process.returncode}')
         try:
             with socket.create_connection(('127.0.0.1', port), timeout=5) as conn:
+                if tls:
+                    conn = context.wrap_socket(conn)
                 conn.sendall(request)
                 if conn.recv(64)[8:13] == b' 200 ':
                     return time.perf_counter() - started
@@ -184,7 +192,8 @@ def wait_for_200(port: int, started: float, process: subprocess.Popen) -> float:
 
 # -- Load -----------------------------------------------------------------------
 
-def wrk_load(port: int, operation: str, clients: int, seconds: float, folder: Path) -> dict:
+def wrk_load(port: int, operation: str, clients: int, seconds: float, folder: Path,
+             scheme: str = 'http') -> dict:
     """wrk, keep-alive, from a process of its own: req/s and the requests it sent."""
     command = ['wrk', f'-t{min(2, clients)}', f'-c{clients}', f'-d{max(1, round(seconds))}s',
                '-H', f'Authorization: Bearer {KEY}']
@@ -193,7 +202,7 @@ def wrk_load(port: int, operation: str, clients: int, seconds: float, folder: Pa
         script.write_text(f'wrk.method = "POST"\nwrk.body = \'{NEW_PET}\'\n'
                           'wrk.headers["Content-Type"] = "application/json"\n')
         command += ['-s', str(script)]
-    run = subprocess.run(command + [f'http://127.0.0.1:{port}{PATHS[operation]}'],
+    run = subprocess.run(command + [f'{scheme}://127.0.0.1:{port}{PATHS[operation]}'],
                          capture_output=True, text=True, timeout=seconds + 30)
     lines = run.stdout.splitlines()
     try:
@@ -477,6 +486,36 @@ def crowd(folder: Path) -> None:
             stub.stop()
 
 
+def over_tls(settings: argparse.Namespace, folder: Path) -> None:
+    """The stub over HTTPS (--tls) beside the stub over plain HTTP, with wrk, keep-alive."""
+    if shutil.which('wrk') is None:
+        print('\n--tls needs wrk (apt-get install wrk)')
+        return
+    print(f'\nover HTTPS  {"clients":>7} {"https req/s":>11} {"http req/s":>10} {"ratio":>6}'
+          f' {"https CPU ms/req":>17} {"http CPU ms/req":>16} {"ratio":>6}')
+    write_db(folder / 'https.json', 1_000)
+    write_db(folder / 'http.json', 1_000)
+    secure, plain = start_stub(folder / 'https.json', tls=True), start_stub(folder / 'http.json')
+
+    def load(port: int, *arguments: Any) -> dict:
+        return wrk_load(port, *arguments, scheme='https' if port == secure.port else 'http')
+    try:
+        for operation in ('get', 'list'):
+            for clients in (1, 16):
+                load(secure.port, operation, clients, 0.5, folder)  # warm-up
+                load(plain.port, operation, clients, 0.5, folder)
+                f = side_by_side(secure, plain, load, operation, clients, settings.seconds,
+                                 settings.rounds, folder)
+                s, r = f['stub'], f['reference']
+                failed = ' FAILURES' if s['failures'] or r['failures'] else ''
+                print(f'{operation:<11} {clients:>7} {s["rps"]:>11.0f} {r["rps"]:>10.0f} '
+                      f'{f["rps_ratio"]:>5.2f}x {s["cpu_ms"]:>17.3f} {r["cpu_ms"]:>16.3f} '
+                      f'{f["cpu_ratio"]:>5.2f}x{failed}')
+    finally:
+        secure.stop()
+        plain.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='a smoke test, in a few seconds')
@@ -484,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a new client's wait beside idle and slow connections")
     parser.add_argument('--layers', action='store_true',
                         help='what the fixture server adds to a request, in process')
+    parser.add_argument('--tls', action='store_true',
+                        help='the stub over HTTPS beside itself over plain HTTP (needs wrk)')
     settings = parser.parse_args(argv)
     if settings.layers:
         layers_cost(settings)
@@ -503,6 +544,9 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         if settings.crowd:
             crowd(folder)
+            return 0
+        if settings.tls:
+            over_tls(settings, folder)
             return 0
         compare(settings, folder, load)
         startup_and_memory(settings, folder)

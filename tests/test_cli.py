@@ -340,6 +340,9 @@ def test_help_lists_every_flag_with_examples(capsys):
                  id='--tls-ca-file the log'),
     pytest.param(['--tls-ca-file', 's.json', '--ready-file', './s.json'], {},
                  '--ready-file and --tls-ca-file name one file', id='--tls-ca-file the ready file'),
+    pytest.param(['--tls', '--allow-host', 'pet_store'], {}, "a certificate cannot name an "
+                 "allowed host (Codepoint U+005F at position 4 of 'pet_store' not allowed)",
+                 id='--tls, --allow-host with _'),
     pytest.param(['--tls-key', stub.__file__], {}, '--tls-key goes with --tls-cert',
                  id='--tls-key alone'),
     pytest.param(['--tls-cert', 'no-such.pem'], {}, "give a file that exists; got 'no-such.pem'",

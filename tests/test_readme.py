@@ -126,6 +126,20 @@ def test_the_script_for_another_language_runs_as_written(tmp_path):
     assert list(tmp_path.iterdir()) == []  # the stub stopped cleanly and removed its ready file
 
 
+@pytest.mark.slow  # bash, curl, Node and a stub process
+@pytest.mark.skipif(shutil.which('curl') is None or shutil.which('node') is None,
+                    reason='the script is written for curl and Node')
+def test_the_https_script_trusts_the_ca_from_curl_and_node_as_written(tmp_path):
+    (script,) = [block for block in fenced_blocks('sh') if 'petstore-stub --tls' in block]
+    script = script.replace('petstore-stub ', f'{sys.executable} {ROOT / "petstore_stub.py"} ', 1)
+    result = subprocess.run(['bash', '-c', script], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ('{"id": 1, "name": "Rex", "categoryId": 1, "status": "available"}\n'
+                             '200 Rex\n')
+    assert list(tmp_path.iterdir()) == []  # the ready file removed at the clean stop
+
+
 @pytest.mark.slow  # a bash process
 @pytest.mark.parametrize('start', ['false', 'no-such-command'])
 def test_the_script_for_another_language_stops_when_the_stub_does_not_start(tmp_path, start):
