@@ -95,6 +95,16 @@ def test_the_benchmark_runs_in_quick_mode():
     assert 'FAILURES' not in result.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which('wrk') is None, reason='the HTTPS figures need wrk')
+def test_the_https_benchmark_runs_in_quick_mode():
+    result = subprocess.run([sys.executable, str(ROOT / 'tests' / 'bench.py'), '--tls', '--quick'],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r'^get +16 +\d+ +\d+ +[\d.]+x', result.stdout, re.MULTILINE), result.stdout
+    assert 'FAILURES' not in result.stdout
+
+
 def test_ci_runs_exactly_the_readme_test_command():
     commands = [line for block in fenced_blocks('sh') for line in block.splitlines()
                 if line.startswith('python3 -m venv')]
