@@ -3333,7 +3333,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
     add('--tls', action='store_true',
         help='serve HTTPS, with a certificate from a CA made at start (needs the tls extra)')
-    add('--tls-ca-file', type=ca_file, metavar='PATH',
+    add('--tls-ca-file', type=ca_path, metavar='PATH',
         help='write that CA, for clients to trust, to PATH (default: a new file in the temporary '
              'folder; either way in the ready file, and removed at a clean stop)')
     add('--tls-cert', type=existing_file, metavar='FILE',
@@ -3420,7 +3420,7 @@ def file_to_write(what: str) -> Callable[[str], Path]:
                      f'{what} goes in a folder that exists, and is no folder itself')
 
 
-ready_file, ca_file = file_to_write('the ready file'), file_to_write('the CA file')
+ready_file, ca_path = file_to_write('the ready file'), file_to_write('the CA file')
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
 existing_file = flag_type(Path, Path.is_file, 'give a file that exists')
 
@@ -3666,7 +3666,7 @@ if 'pytest' in sys.modules:
 
     @pytest.fixture(scope='session')
     def petstore_tls(pytestconfig: pytest.Config) -> bool:
-        """True serves HTTPS (the ini option petstore_tls); override (session scope) to change it."""
+        """True serves HTTPS (else the ini option petstore_tls); override (session scope)."""
         return pytestconfig.getini('petstore_tls')
 
     @pytest.fixture

@@ -465,6 +465,13 @@ def test_a_key_that_is_not_the_certificates_is_refused_in_one_line(own_certifica
     assert 'cannot load it (KEY_VALUES_MISMATCH)' in capsys.readouterr().err
 
 
+def test_a_ca_file_that_cannot_be_written_stops_the_stub_before_its_banner(capsys):
+    assert stub.main(['--tls', '--tls-ca-file', '/proc/self/ca.pem', '--port', '0', '--db',
+                      ':memory:']) == 1
+    out, err = capsys.readouterr()
+    assert 'petstore-stub: cannot write /proc/self/ca.pem: ' in err and 'serving' not in out
+
+
 def test_without_trustme_tls_says_in_one_line_what_to_install(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, 'trustme', None)  # as if not installed
     assert stub.main(['--tls', '--port', '0', '--db', ':memory:']) == 1
