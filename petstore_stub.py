@@ -2760,7 +2760,13 @@ class Tls:
         self.context.options |= ssl.OP_NO_RENEGOTIATION  # one handshake, before the request
         self.ca_pem: str | None = None
         if cert_file is not None:
-            self.context.load_cert_chain(cert_file, key_file)
+            try:
+                self.context.load_cert_chain(cert_file, key_file, password=no_passphrase)
+            except OSError as error:  # ssl.SSLError too: '[SSL] PEM lib (_ssl.c:3905)'
+                reason = getattr(error, 'reason', None) or re.sub(
+                    r'^\[\w+\] | \(_ssl\.c:\d+\)$', '', error.strerror or str(error))
+                raise ValueError(f'cannot load the certificate {cert_file} ({reason}); give a '
+                                 'PEM certificate, and its key unless its file holds it') from None
             return
         try:
             import trustme
@@ -2772,16 +2778,25 @@ class Tls:
         try:
             ca.issue_cert(*dict.fromkeys(names)).configure_cert(self.context)
         except ValueError as error:  # IDNA refuses a name, such as one with '_'
-            raise ValueError(f'a certificate cannot name an allowed host ({error}); choose '
-                             'another name, or give a certificate of your own') from None
+            raise ValueError(f'a certificate cannot name every name the stub answers to '
+                             f'({error}); choose others, or give a certificate of your own'
+                             ) from None
         self.ca_pem = ca.cert_pem.bytes().decode('ascii')
+
+
+def no_passphrase() -> str:
+    raise ValueError('its key has a passphrase, which the stub cannot ask for; give it without')
 
 
 def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
     """The names a certificate the stub makes is for, beyond TLS_NAMES: the allowed hosts, and
-    the listening address unless it is every address."""
-    every = host in ('0.0.0.0', '::', '')
-    return [*map(parse_allowed_host, allowed_hosts), *([] if every else [host])]
+    the listening address; on every address, this machine's name and addresses."""
+    if host not in ('0.0.0.0', '::', ''):
+        return [*map(parse_allowed_host, allowed_hosts), host]
+    name, addresses = socket.gethostname(), set()
+    with contextlib.suppress(OSError):
+        addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
+    return [name, *sorted(addresses)]
 
 
 # -- The server: waitress, behind one adapter ----------------------------------
@@ -2863,14 +2878,15 @@ class Waitress:
         """Plain HTTP sent to the HTTPS port."""
 
     class PlainToTls(Parser):
-        """The parser for plain HTTP sent to the HTTPS port: whatever the request, a 400 says
-        to use https://, with the request line as sent."""
+        """The parser for plain HTTP sent to the HTTPS port: whatever the request, once its head
+        has ended or been refused, a 400 says to use https://, with the request line as sent."""
 
-        def parse_header(self, header_plus: bytes) -> None:
-            with contextlib.suppress(waitress.parser.ParsingError):
-                super().parse_header(header_plus)
-            self.error, self.completed = Waitress.PlainHttp(
-                'this port speaks HTTPS: send the request to https://, not http://'), True
+        def received(self, data: bytes) -> int:
+            consumed = super().received(data)
+            if self.headers_finished or self.error is not None:
+                self.error, self.completed = Waitress.PlainHttp(
+                    'this port speaks HTTPS: send the request to https://, not http://'), True
+            return consumed
 
     class Task(waitress.task.WSGITask):
         """waitress's call of the app, for every request: with its Exchange in the environ, and a
@@ -3025,8 +3041,11 @@ class Waitress:
                     self.tls = 'handshake'
                     self.socket = self.server.petstore_tls.wrap_socket(
                         self.socket, server_side=True, do_handshake_on_connect=False)
-                else:
+                elif first.isalpha() or first in b'\r\n':  # a method, or the blank lines before
                     self.tls, self.parser_class = 'plain', Waitress.PlainToTls
+                else:  # neither HTTP nor a TLS handshake (a TLS alert, an SSLv2 hello): no answer
+                    self.handle_close()
+                    return
             if self.tls == 'plain':
                 super().handle_read()
             elif self.tls == 'handshake':
@@ -3467,6 +3486,11 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
                                  'overwrite; give it a name of its own')
         if None not in written.values() and is_same_file(*written.values()):
             raise ValueError('--ready-file and --tls-ca-file name one file; give each its own')
+        for flag, path, ours in (('--ready-file', args.ready_file, '{"url": "'),
+                                 ('--tls-ca-file', args.tls_ca_file, '-----BEGIN CERTIFICATE-----')):
+            if path is not None and not holds_only(path, ours):
+                raise ValueError(f'{flag} {path} holds a file the stub did not write, which it '
+                                 'would overwrite, then remove; give it a name of its own')
         if args.tls_key is not None and args.tls_cert is None:
             raise ValueError('--tls-key goes with --tls-cert, the certificate it is the key of')
         if args.tls_ca_file is not None and args.tls_cert is not None:
@@ -3475,13 +3499,7 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         tls = None
         if args.tls or args.tls_ca_file or args.tls_cert:
             allowed = args.allowed_hosts if is_loopback(args.host) else ()
-            try:
-                tls = Tls(tls_names(args.host, allowed), args.tls_cert, args.tls_key)
-            except ssl.SSLError as error:  # '[SSL] PEM lib (_ssl.c:3905)': PEM lib
-                reason = error.reason or re.sub(r'^\[\w+\] | \(_ssl\.c:\d+\)$', '', str(error))
-                raise ValueError(f'--tls-cert {args.tls_cert}: cannot load it ({reason}); give '
-                                 'a PEM certificate, and --tls-key unless its file holds the key'
-                                 ) from None
+            tls = Tls(tls_names(args.host, allowed), args.tls_cert, args.tls_key)
     except ValueError as error:
         parser.error(str(error))
     except ModuleNotFoundError as error:  # no trustme
@@ -3589,6 +3607,19 @@ def remove_if_holding(path: Path, text: str) -> None:
     with contextlib.suppress(OSError, UnicodeError):
         if path.read_text(encoding='utf-8') == text:
             path.unlink()
+
+
+def holds_only(path: Path, beginning: str) -> bool:
+    """Whether ``path`` is missing, empty, or begins as a file the stub writes there begins:
+    one it may write over (one a stub left when killed, or made empty by mktemp)."""
+    try:
+        with open(path, encoding='utf-8') as file:
+            text = file.read(len(beginning))
+    except FileNotFoundError:
+        return True
+    except (OSError, UnicodeError):
+        return False
+    return text in ('', beginning)
 
 
 def is_same_file(path: Path, other: Path) -> bool:

@@ -340,16 +340,20 @@ def test_help_lists_every_flag_with_examples(capsys):
                  id='--tls-ca-file the log'),
     pytest.param(['--tls-ca-file', 's.json', '--ready-file', './s.json'], {},
                  '--ready-file and --tls-ca-file name one file', id='--tls-ca-file the ready file'),
-    pytest.param(['--tls', '--allow-host', 'pet_store'], {}, "a certificate cannot name an "
-                 "allowed host (Codepoint U+005F at position 4 of 'pet_store' not allowed)",
+    pytest.param(['--tls', '--allow-host', 'pet_store'], {}, "a certificate cannot name every "
+                 "name the stub answers to (Codepoint U+005F at position 4 of 'pet_store' not "
+                 "allowed)",
                  id='--tls, --allow-host with _'),
+    pytest.param(['--ready-file', stub.__file__], {}, 'petstore_stub.py holds a file the stub '
+                 'did not write, which it would overwrite, then remove', id='--ready-file a file'),
+    pytest.param(['--tls', '--tls-ca-file', stub.__file__], {}, 'petstore_stub.py holds a file '
+                 'the stub did not write', id='--tls-ca-file a file'),
     pytest.param(['--tls-key', stub.__file__], {}, '--tls-key goes with --tls-cert',
                  id='--tls-key alone'),
     pytest.param(['--tls-cert', 'no-such.pem'], {}, "give a file that exists; got 'no-such.pem'",
                  id='--tls-cert missing'),
-    pytest.param(['--tls-cert', stub.__file__], {}, 'petstore_stub.py: cannot load it (PEM '
-                 'lib); give a PEM certificate, and --tls-key unless its file holds the key',
-                 id='--tls-cert no PEM'),
+    pytest.param(['--tls-cert', stub.__file__], {}, 'petstore_stub.py (PEM lib); give a PEM '
+                 'certificate, and its key unless its file holds it', id='--tls-cert no PEM'),
     pytest.param(['--tls-cert', stub.__file__, '--tls-ca-file', 'ca.pem'], {},
                  "with --tls-cert, your certificate's CA is yours to give clients",
                  id='--tls-ca-file with --tls-cert'),

@@ -4,6 +4,7 @@ is told to use https://."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import resource
@@ -13,6 +14,7 @@ import ssl
 import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,6 +23,7 @@ import trustme
 
 import petstore_stub as stub
 from conftest import AUTH, KEY, StubProcess, port_of
+from test_server import exchange
 
 pytest_plugins = ['pytester']
 
@@ -247,20 +250,35 @@ def test_a_status_fault_keeps_its_error_body_and_retry_after_over_https(server, 
 @pytest.mark.parametrize('request_bytes', [
     b'GET /v1/pets HTTP/1.1\r\nHost: localhost\r\n\r\n',
     b'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\n{"a":',
+    b'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Length: 500\r\n\r\n{"a":',
+    b'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n',
+    b'GET /v1/pets HTTP/1.1\r\nHost: localhost\r\nX: ' + b'x' * 300_000 + b'\r\n\r\n',
     b'GET /v1/pets HTTP/1.7\r\n\r\n',
     b'NOT HTTP AT ALL\r\n\r\n',
-], ids=['a GET', 'a POST', 'a bad version', 'not HTTP'])
+], ids=['a GET', 'a POST', 'a body still to come', 'a coding', 'headers too large',
+        'a bad version', 'not HTTP'])
 def test_plain_http_sent_to_the_https_port_gets_a_400_saying_to_use_https(server, request_bytes):
-    with socket.create_connection(('127.0.0.1', server.port), timeout=5) as connection:
-        connection.sendall(request_bytes)
-        head, _, body = answer(connection).partition(b'\r\n\r\n')  # then the stub closes
-    assert head.partition(b' ')[2].startswith(b'400 Bad Request\r\n')
-    assert b'Connection: close' in head
+    status, headers, body = exchange(server.port, request_bytes)  # then the stub closes
+    assert (status, headers['Connection']) == (400, 'close')
     assert json.loads(body) == {
         'code': 'bad_request', 'status': 400,
         'message': 'this port speaks HTTPS: send the request to https://, not http://'}
     assert server.requests[-1]['status'] == 400
     assert server.store.get_json(14) is None  # nothing stored
+
+
+@pytest.mark.parametrize('first_bytes', [
+    bytes.fromhex('15030300020228'),  # a TLS alert
+    bytes.fromhex('802e0103010015'),  # an SSLv2 hello
+    bytes(range(200, 256)),
+], ids=['a TLS alert', 'an SSLv2 hello', 'bytes'])
+def test_bytes_neither_http_nor_a_tls_handshake_are_closed_at_once(server, first_bytes):
+    received = b''
+    with socket.create_connection(('127.0.0.1', server.port), timeout=5) as connection:
+        connection.sendall(first_bytes)
+        with contextlib.suppress(ConnectionResetError):  # closed with the bytes unread
+            received = answer(connection)  # a TimeoutError if the stub waited
+    assert received == b''
 
 
 def test_a_client_asking_for_http_meets_the_400_not_a_hang(server):
@@ -462,7 +480,41 @@ def test_a_key_that_is_not_the_certificates_is_refused_in_one_line(own_certifica
         stub.main(['--tls-cert', own_certificate['cert'], '--tls-key',
                    own_certificate['other-key'], '--port', '0'])
     assert exited.value.code == 2
-    assert 'cannot load it (KEY_VALUES_MISMATCH)' in capsys.readouterr().err
+    assert f'cannot load the certificate {own_certificate["cert"]} (KEY_VALUES_MISMATCH)' in (
+        capsys.readouterr().err)
+
+
+def test_a_key_with_a_passphrase_is_refused_in_one_line_without_asking_for_it(
+        own_certificate, capsys, tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    key = serialization.load_pem_private_key(Path(own_certificate['key']).read_bytes(), None)
+    (tmp_path / 'locked.pem').write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(b'secret')))
+    with pytest.raises(SystemExit) as exited:
+        stub.main(['--tls-cert', own_certificate['cert'], '--tls-key', str(tmp_path / 'locked.pem'),
+                   '--port', '0'])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert 'its key has a passphrase, which the stub cannot ask for; give it without' in err
+    assert 'Traceback' not in err
+
+
+@pytest.mark.parametrize('left', ['', 'stale'])
+def test_an_empty_file_or_one_a_killed_stub_left_is_written_over_and_removed(tmp_path, left):
+    ready, ca_file = tmp_path / 's.json', tmp_path / 'ca.pem'
+    ready.write_text('{"url": "https://127.0.0.1:9/v1", "pid": 1}' if left else '')
+    ca_file.write_text('-----BEGIN CERTIFICATE-----\nMIIB...' if left else '')
+
+    def while_serving(server):
+        return json.loads(ready.read_text())['ca_file'], ca_file.read_text()
+
+    assert stub.main(['--tls', '--tls-ca-file', str(ca_file), '--ready-file', str(ready),
+                      '--port', '0', '--db', ':memory:', '--quiet'],
+                     server_class=ServingWhile(while_serving)) == 0
+    ((named, written),) = SEEN
+    assert named == str(ca_file) and written.startswith('-----BEGIN CERTIFICATE-----\nMII')
+    assert not ready.exists() and not ca_file.exists()
 
 
 def test_a_ca_file_that_cannot_be_written_stops_the_stub_before_its_banner(capsys):
@@ -513,3 +565,10 @@ def test_the_ini_option_serves_the_session_stub_over_https(pytester):
             assert response.status_code == 200
     """)
     pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+
+
+def test_on_every_address_the_certificate_names_this_machine():
+    names = stub.tls_names('0.0.0.0', [])
+    assert names[0] == socket.gethostname() and '0.0.0.0' not in names
+    assert stub.tls_names('127.0.0.2', ['pets.local', 'fd00::1']) == [
+        'pets.local', '[fd00::1]', '127.0.0.2']
