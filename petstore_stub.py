@@ -1156,6 +1156,7 @@ class StubApp:
         self.journal = Journal(app, journal_size, admin, self.api_keys, self.route_name)
         self.fence = Fence(RouteAsSent(self.journal))
         self._layers = self.fence if access_log is None else AccessLog(self.fence, access_log)
+        self.access_log = access_log  # the server's too: a TLS handshake a client refused
         self.faults = FaultPlugin(self.fence.hold)
         add_documents(api, base_path, self.api_keys, admin)
         if admin:
@@ -3060,7 +3061,12 @@ class Waitress:
                 self.wants_write = False
             except ssl.SSLWantWriteError:
                 self.wants_write = True
-            except OSError:  # no TLS, or a client that does not trust the certificate
+            except OSError as error:  # a client gone, one that speaks no TLS the stub takes, or
+                log = self.server.application.access_log  # one refusing the certificate
+                if log is not None and (reason := getattr(error, 'reason', None)):
+                    hint = next((hint for end, hint in Waitress.HANDSHAKE_HINTS.items()
+                                 if reason.endswith(end)), '')
+                    log(log_line(self.addr[0], 'TLS handshake', 'refused', f'({reason}{hint})'))
                 self.handle_close()
             else:
                 self.tls, self.wants_write, self.last_activity = 'tls', False, time.time()
@@ -3103,6 +3109,15 @@ class Waitress:
                 with contextlib.suppress(OSError, ValueError):
                     self.socket.unwrap()  # a close_notify: the end of the answer, not a cut
             super().handle_close()
+
+    #: What a handshake's failure most often means, by the end of OpenSSL's reason.
+    HANDSHAKE_HINTS = {
+        'UNKNOWN_CA': ': the client does not trust the certificate',
+        'BAD_CERTIFICATE': ': the client does not trust the certificate',
+        'CERTIFICATE_UNKNOWN': ': the client does not trust the certificate',
+        'UNEXPECTED_EOF_WHILE_READING': ': the client closed, as one that does not trust the '
+                                        'certificate may',
+    }
 
     #: waitress's warnings left out, by logger: one per request that waits for a worker (under load,
     #: a line a request), and one for a body short of its Content-Length, which 'truncate' sends.
@@ -3487,7 +3502,7 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         if None not in written.values() and is_same_file(*written.values()):
             raise ValueError('--ready-file and --tls-ca-file name one file; give each its own')
         for flag, path, ours in (('--ready-file', args.ready_file, '{"url": "'),
-                                 ('--tls-ca-file', args.tls_ca_file, '-----BEGIN CERTIFICATE-----')):
+                                 ('--tls-ca-file', args.tls_ca_file, '-----BEGIN CERTIFICATE')):
             if path is not None and not holds_only(path, ours):
                 raise ValueError(f'{flag} {path} holds a file the stub did not write, which it '
                                  'would overwrite, then remove; give it a name of its own')

@@ -22,7 +22,7 @@ import requests
 import trustme
 
 import petstore_stub as stub
-from conftest import AUTH, KEY, StubProcess, port_of
+from conftest import AUTH, KEY, StubProcess, port_of, wait_until
 from test_server import exchange
 
 pytest_plugins = ['pytester']
@@ -115,6 +115,18 @@ def test_an_allowed_host_is_named_in_the_certificate_and_no_other_name_is():
             assert answer(connection).startswith(b'HTTP/1.1 200 OK\r\n')
         with pytest.raises(ssl.SSLCertVerificationError, match="'evil.example'"):
             tls_socket(server, 'evil.example')
+
+
+def test_a_client_that_refuses_the_certificate_is_in_the_access_log_with_why():
+    lines = []
+    with stub.StubServer(stub.create_stub(access_log=lines.append), tls=stub.Tls()) as server:
+        with pytest.raises(ssl.SSLCertVerificationError):
+            ssl.create_default_context().wrap_socket(
+                socket.create_connection(('127.0.0.1', server.port), timeout=5),
+                server_hostname='localhost')
+        wait_until(lambda: lines)
+    assert lines[0].endswith(' 127.0.0.1 TLS handshake refused (TLSV1_ALERT_UNKNOWN_CA: the '
+                             'client does not trust the certificate)')
 
 
 def test_the_ca_file_is_removed_when_the_server_stops():
@@ -432,7 +444,7 @@ def test_the_command_line_serves_https_and_a_clean_stop_removes_the_ca_file(tmp_
                                b'Bearer %s\r\nContent-Type: application/json\r\nContent-Length: '
                                b'%d\r\n\r\n%s' % (KEY.encode(), len(body), body))
             assert connection.recv(65536).startswith(b'HTTP/1.1 201 Created\r\n')
-            # a connection still open at the stop, its handshake done: the stop is clean all the same
+            # a connection still open, its handshake done: the stop is clean all the same
             assert process.stop(signal.SIGTERM) == 0
     finally:
         if process.process.poll() is None:
