@@ -23,6 +23,7 @@ import trustme
 
 import petstore_stub as stub
 from conftest import AUTH, KEY, StubProcess, port_of, wait_until
+from test_faults import RAISES as OVER_HTTP
 from test_server import exchange
 
 pytest_plugins = ['pytester']
@@ -147,21 +148,9 @@ def test_the_ca_key_is_never_written_and_each_server_has_its_own_ca(server):
 
 # -- the faults, as over plain HTTP --------------------------------------------------------------
 
-# What each client raises, by fault. The one difference from plain HTTP is Python's: its ssl
-# module reports a reset inside TLS as an end of file, so httpx raises what it raises for a
-# drop (requests raises ConnectionError for both, as over plain HTTP).
-RAISES = {
-    ('drop', 'requests'): requests.ConnectionError,
-    ('drop', 'httpx'): httpx.RemoteProtocolError,
-    ('reset', 'requests'): requests.ConnectionError,
-    ('reset', 'httpx'): httpx.RemoteProtocolError,
-    ('truncate', 'requests'): requests.exceptions.ChunkedEncodingError,
-    ('truncate', 'httpx'): httpx.RemoteProtocolError,
-    ('malformed', 'requests'): requests.exceptions.JSONDecodeError,
-    ('malformed', 'httpx'): json.JSONDecodeError,
-    ('hang', 'requests'): requests.ReadTimeout,
-    ('hang', 'httpx'): httpx.ReadTimeout,
-}
+# What each client raises, by fault, as over plain HTTP but for one: Python's ssl module reports
+# a reset inside TLS as an end of file, so httpx raises what it raises for a drop.
+RAISES = {**OVER_HTTP, ('reset', 'httpx'): httpx.RemoteProtocolError}
 
 
 @pytest.mark.parametrize('fault, client', list(RAISES))
