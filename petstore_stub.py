@@ -2763,9 +2763,10 @@ class Tls:
         if cert_file is not None:
             try:
                 self.context.load_cert_chain(cert_file, key_file, password=no_passphrase)
-            except OSError as error:  # ssl.SSLError too: '[SSL] PEM lib (_ssl.c:3905)'
+            except (OSError, ValueError) as error:  # SSLError: '[SSL] PEM lib (_ssl.c:3905)'
                 reason = getattr(error, 'reason', None) or re.sub(
-                    r'^\[\w+\] | \(_ssl\.c:\d+\)$', '', error.strerror or str(error))
+                    r'^\[\w+\] | \(_ssl\.c:\d+\)$', '', getattr(error, 'strerror', None)
+                    or str(error))
                 raise ValueError(f'cannot load the certificate {cert_file} ({reason}); give a '
                                  'PEM certificate, and its key unless its file holds it') from None
             return
@@ -2797,6 +2798,12 @@ def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
     name, addresses = socket.gethostname(), set()
     with contextlib.suppress(OSError):
         addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
+    # /etc/hosts often gives the name a loopback address only. The addresses a packet would
+    # leave from, for each family: a UDP socket's connect() picks one, and sends nothing.
+    for family, somewhere in ((socket.AF_INET, '192.0.2.1'), (socket.AF_INET6, '2001:db8::1')):
+        with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect((somewhere, 9))
+            addresses.add(probe.getsockname()[0])
     return [name, *sorted(addresses)]
 
 
@@ -3366,7 +3373,8 @@ def build_parser() -> argparse.ArgumentParser:
     add('--ready-file', type=ready_file, metavar='PATH',
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
     add('--tls', action='store_true',
-        help='serve HTTPS, with a certificate from a CA made at start (needs the tls extra)')
+        help='serve HTTPS, with a certificate from a CA made at start (needs the tls extra); '
+             'implied by the three flags below')
     add('--tls-ca-file', type=ca_path, metavar='PATH',
         help='write that CA, for clients to trust, to PATH (default: a new file in the temporary '
              'folder; either way in the ready file, and removed at a clean stop)')
@@ -3456,7 +3464,8 @@ def file_to_write(what: str) -> Callable[[str], Path]:
 
 ready_file, ca_path = file_to_write('the ready file'), file_to_write('the CA file')
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
-existing_file = flag_type(Path, Path.is_file, 'give a file that exists')
+existing_file = flag_type(Path, lambda path: path.exists() and not path.is_dir(),
+                          'give a file that exists')
 
 
 class CannotServe(Exception):

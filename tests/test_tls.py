@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import resource
 import signal
@@ -476,6 +477,25 @@ def test_a_certificate_of_your_own_is_served_and_the_ready_file_names_no_ca(own_
     assert SEEN == [(200, None, None)]
 
 
+def test_a_certificate_and_its_key_read_from_pipes_are_taken(own_certificate):
+    pipes = []
+    for name in ('cert', 'key'):  # as a shell's <(...) gives them
+        reading, writing = os.pipe()
+        os.write(writing, Path(own_certificate[name]).read_bytes())
+        os.close(writing)
+        pipes.append(reading)
+    try:
+        assert stub.main(['--tls-cert', f'/dev/fd/{pipes[0]}', '--tls-key', f'/dev/fd/{pipes[1]}',
+                          '--port', '0', '--db', ':memory:', '--quiet'],
+                         server_class=ServingWhile(lambda server: requests.get(
+                             server.url + '/pets', headers=AUTH, timeout=5,
+                             verify=own_certificate['ca']).status_code)) == 0
+    finally:
+        for reading in pipes:
+            os.close(reading)
+    assert SEEN == [200]
+
+
 def test_a_key_that_is_not_the_certificates_is_refused_in_one_line(own_certificate, capsys):
     with pytest.raises(SystemExit) as exited:
         stub.main(['--tls-cert', own_certificate['cert'], '--tls-key',
@@ -568,8 +588,11 @@ def test_the_ini_option_serves_the_session_stub_over_https(pytester):
     pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
 
 
-def test_on_every_address_the_certificate_names_this_machine():
+def test_on_every_address_the_certificate_names_this_machine_and_the_address_it_reaches_from():
     names = stub.tls_names('0.0.0.0', [])
     assert names[0] == socket.gethostname() and '0.0.0.0' not in names
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(('192.0.2.1', 9))  # with no route, there is no such address to name
+        assert probe.getsockname()[0] in names
     assert stub.tls_names('127.0.0.2', ['pets.local', 'fd00::1']) == [
         'pets.local', '[fd00::1]', '127.0.0.2']
