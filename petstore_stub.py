@@ -2804,7 +2804,9 @@ def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
         with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as probe:
             probe.connect((somewhere, 9))
             addresses.add(probe.getsockname()[0])
-    return [name, *sorted(addresses)]
+    # Only what a certificate can name: no zone (fe80::1%eth0), no '_' in a name.
+    return [found for found in (name, *sorted(addresses))
+            if re.fullmatch(r'[A-Za-z0-9.:-]+', found)]
 
 
 # -- The server: waitress, behind one adapter ----------------------------------

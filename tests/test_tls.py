@@ -594,5 +594,15 @@ def test_on_every_address_the_certificate_names_this_machine_and_the_address_it_
     with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.connect(('192.0.2.1', 9))  # with no route, there is no such address to name
         assert probe.getsockname()[0] in names
+
+
+def test_on_every_address_what_a_certificate_cannot_name_is_left_out(monkeypatch):
+    monkeypatch.setattr(socket, 'gethostname', lambda: 'pet_store')
+    monkeypatch.setattr(socket, 'getaddrinfo', lambda *arguments: [
+        (socket.AF_INET6, socket.SOCK_DGRAM, 0, '', ('fe80::1%eth0', 0, 0, 2)),
+        (socket.AF_INET, socket.SOCK_DGRAM, 0, '', ('10.0.0.7', 0))])
+    names = stub.tls_names('0.0.0.0', [])
+    assert 'pet_store' not in names and 'fe80::1%eth0' not in names and '10.0.0.7' in names
+    assert stub.Tls(names).ca_pem is not None
     assert stub.tls_names('127.0.0.2', ['pets.local', 'fd00::1']) == [
         'pets.local', '[fd00::1]', '127.0.0.2']
