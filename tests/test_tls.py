@@ -361,16 +361,17 @@ def test_a_large_body_in_many_records_is_read_whole(server):
 
 # -- no handshake holds the server ---------------------------------------------------------------
 
-def client_hello(server) -> bytes:
-    tls = server.ssl_context().wrap_bio(ssl.MemoryBIO(), outgoing := ssl.MemoryBIO(),
-                                        server_hostname='localhost')
+def client_hello(context: ssl.SSLContext) -> bytes:
+    """The first bytes a TLS client sends."""
+    tls = context.wrap_bio(ssl.MemoryBIO(), outgoing := ssl.MemoryBIO(),
+                           server_hostname='localhost')
     with pytest.raises(ssl.SSLWantReadError):
         tls.do_handshake()
     return outgoing.read()
 
 
 def test_a_silent_connection_and_a_handshake_sent_a_byte_at_a_time_block_nobody(server):
-    hello = client_hello(server)
+    hello = client_hello(server.ssl_context())
     silent = socket.create_connection(('127.0.0.1', server.port), timeout=5)
     slow = socket.create_connection(('127.0.0.1', server.port), timeout=5)
     with silent, slow:
@@ -393,12 +394,7 @@ def test_a_new_client_is_served_while_500_idle_and_100_slow_handshakes_are_open(
     try:
         for _ in range(500):  # a TCP connection, and never a ClientHello
             crowd.append(socket.create_connection(('127.0.0.1', port), timeout=10))
-        context = ssl.create_default_context()
-        hello_bio = ssl.MemoryBIO()
-        with pytest.raises(ssl.SSLWantReadError):
-            context.wrap_bio(ssl.MemoryBIO(), hello_bio, server_hostname='localhost'
-                             ).do_handshake()
-        hello = hello_bio.read()
+        hello = client_hello(ssl.create_default_context())
         for _ in range(100):  # a handshake begun, a byte at a time, and never finished
             slow = socket.create_connection(('127.0.0.1', port), timeout=10)
             crowd.append(slow)
