@@ -66,6 +66,20 @@ def submit(page, form: str, **fields: str) -> None:
     page.locator(f'#{form} button[type=submit]').click()
 
 
+def test_the_page_served_over_https_lists_the_pets_over_https(browser):
+    with stub.serve(fixtures=True, tls=True) as server:
+        # This browser does not hold the stub's CA; a person's would, or mkcert's.
+        context = browser.new_context(ignore_https_errors=True)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        page.goto(origin(server) + '/')
+        expect(page.locator('#base-url')).to_have_text(server.url)
+        expect(page.locator('#pets-table tbody tr')).to_have_count(13)  # no mixed content
+        context.close()
+        assert [(entry['operation'], entry['status']) for entry in server.requests] == [
+            ('listPets', 200)]
+
+
 def test_a_person_lists_adds_and_gets_a_pet_and_sees_each_exchange(page):
     with stub.serve(fixtures=True) as server:
         page.goto(origin(server) + '/')
