@@ -311,23 +311,31 @@ def side_by_side(stub: Process, reference: Process, load, operation: str, client
 
 # -- Report ---------------------------------------------------------------------
 
+def table(first: Process, second: Process, names: tuple[str, str], load, operations: tuple,
+          client_counts: tuple, settings: argparse.Namespace, folder: Path) -> None:
+    """A row for each operation and count of clients: ``first`` beside ``second``, warmed up."""
+    a, b = names
+    print(f'\n{"operation":<9} {"clients":>7} {a + " req/s":>11} {b + " req/s":>11} {"ratio":>6}'
+          f' {a + " CPU ms/req":>17} {b + " CPU ms/req":>17} {"ratio":>6}')
+    for operation in operations:
+        for clients in client_counts:
+            load(first.port, operation, clients, 0.5, folder)  # warm-up
+            load(second.port, operation, clients, 0.5, folder)
+            f = side_by_side(first, second, load, operation, clients, settings.seconds,
+                             settings.rounds, folder)
+            s, r = f['stub'], f['reference']
+            failed = ' FAILURES' if s['failures'] or r['failures'] else ''
+            print(f'{operation:<9} {clients:>7} {s["rps"]:>11.0f} {r["rps"]:>11.0f} '
+                  f'{f["rps_ratio"]:>5.2f}x {s["cpu_ms"]:>17.3f} {r["cpu_ms"]:>17.3f} '
+                  f'{f["cpu_ratio"]:>5.2f}x{failed}')
+
+
 def compare(settings: argparse.Namespace, folder: Path, load) -> None:
-    print(f'\n{"operation":<9} {"clients":>7} {"stub req/s":>10} {"ref req/s":>10} {"ratio":>6}'
-          f' {"stub CPU ms/req":>16} {"ref CPU ms/req":>15} {"ratio":>6}')
     write_db(folder / 'stub.json', 1_000)
     stub, reference = start_stub(folder / 'stub.json'), start_reference(folder)
     try:
-        for operation in ('list', 'get', 'create'):
-            for clients in (1, 16):
-                load(stub.port, operation, clients, 0.5, folder)  # warm-up
-                load(reference.port, operation, clients, 0.5, folder)
-                f = side_by_side(stub, reference, load, operation, clients, settings.seconds,
-                                 settings.rounds, folder)
-                s, r = f['stub'], f['reference']
-                failed = ' FAILURES' if s['failures'] or r['failures'] else ''
-                print(f'{operation:<9} {clients:>7} {s["rps"]:>10.0f} {r["rps"]:>10.0f} '
-                      f'{f["rps_ratio"]:>5.2f}x {s["cpu_ms"]:>16.3f} {r["cpu_ms"]:>15.3f} '
-                      f'{f["cpu_ratio"]:>5.2f}x{failed}')
+        table(stub, reference, ('stub', 'ref'), load, ('list', 'get', 'create'), (1, 16),
+              settings, folder)
         print(f'\nRSS after load: stub {stub.rss_mb():.1f} MB, reference {reference.rss_mb():.1f} MB')
     finally:
         stub.stop()
@@ -491,8 +499,6 @@ def over_tls(settings: argparse.Namespace, folder: Path) -> None:
     if shutil.which('wrk') is None:
         print('\n--tls needs wrk (apt-get install wrk)')
         return
-    print(f'\nover HTTPS  {"clients":>7} {"https req/s":>11} {"http req/s":>10} {"ratio":>6}'
-          f' {"https CPU ms/req":>17} {"http CPU ms/req":>16} {"ratio":>6}')
     write_db(folder / 'https.json', 1_000)
     write_db(folder / 'http.json', 1_000)
     secure, plain = start_stub(folder / 'https.json', tls=True), start_stub(folder / 'http.json')
@@ -500,17 +506,9 @@ def over_tls(settings: argparse.Namespace, folder: Path) -> None:
     def load(port: int, *arguments: Any) -> dict:
         return wrk_load(port, *arguments, scheme='https' if port == secure.port else 'http')
     try:
-        for operation in ('get',) if settings.quick else ('get', 'list'):
-            for clients in (16,) if settings.quick else (1, 16):
-                load(secure.port, operation, clients, 0.5, folder)  # warm-up
-                load(plain.port, operation, clients, 0.5, folder)
-                f = side_by_side(secure, plain, load, operation, clients, settings.seconds,
-                                 settings.rounds, folder)
-                s, r = f['stub'], f['reference']
-                failed = ' FAILURES' if s['failures'] or r['failures'] else ''
-                print(f'{operation:<11} {clients:>7} {s["rps"]:>11.0f} {r["rps"]:>10.0f} '
-                      f'{f["rps_ratio"]:>5.2f}x {s["cpu_ms"]:>17.3f} {r["cpu_ms"]:>16.3f} '
-                      f'{f["cpu_ratio"]:>5.2f}x{failed}')
+        table(secure, plain, ('https', 'http'), load,
+              ('get',) if settings.quick else ('get', 'list'), (16,) if settings.quick else (1, 16),
+              settings, folder)
     finally:
         secure.stop()
         plain.stop()

@@ -124,13 +124,18 @@ def test_the_procfile_line_starts_the_stub_with_flags_it_has():
     assert all(argument in help_text for argument in arguments if argument.startswith('--'))
 
 
+def run_script(starting: str, folder: Path) -> subprocess.CompletedProcess:
+    """The README's shell script that runs ``starting``, run in ``folder`` with this stub."""
+    (script,) = [block for block in fenced_blocks('sh') if starting in block]
+    script = script.replace('petstore-stub ', f'{sys.executable} {ROOT / "petstore_stub.py"} ', 1)
+    return subprocess.run(['bash', '-c', script], cwd=folder, capture_output=True, text=True,
+                          timeout=60)
+
+
 @pytest.mark.slow  # bash, curl and a stub process
 @pytest.mark.skipif(shutil.which('curl') is None, reason='the script is written for curl')
 def test_the_script_for_another_language_runs_as_written(tmp_path):
-    (script,) = [block for block in fenced_blocks('sh') if 'petstore-stub --admin' in block]
-    script = script.replace('petstore-stub ', f'{sys.executable} {ROOT / "petstore_stub.py"} ', 1)
-    result = subprocess.run(['bash', '-c', script], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=60)
+    result = run_script('petstore-stub --admin', tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == '[]\n'  # no client ran, so the journal is empty
     assert list(tmp_path.iterdir()) == []  # the stub stopped cleanly and removed its ready file
@@ -140,10 +145,7 @@ def test_the_script_for_another_language_runs_as_written(tmp_path):
 @pytest.mark.skipif(shutil.which('curl') is None or shutil.which('node') is None,
                     reason='the script is written for curl and Node')
 def test_the_https_script_trusts_the_ca_from_curl_and_node_as_written(tmp_path):
-    (script,) = [block for block in fenced_blocks('sh') if 'petstore-stub --tls' in block]
-    script = script.replace('petstore-stub ', f'{sys.executable} {ROOT / "petstore_stub.py"} ', 1)
-    result = subprocess.run(['bash', '-c', script], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=60)
+    result = run_script('petstore-stub --tls', tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ('{"id": 1, "name": "Rex", "categoryId": 1, "status": "available"}\n'
                              '200 Rex\n')
