@@ -51,9 +51,9 @@ wraps it: ``create_stub()`` adds the fixture server's pieces, and
       The store the operations use
     Part 2: the machinery
       Durable storage: the TinyDB file, its log, and group commit
-      The fixture server: StubApp, and each request's Exchange
-      The layers a request passes, outermost first
-      Faults: a bottle plugin, and chaos
+      The fixture server: StubApp, and one path for every request
+      The path's steps, in the order a request takes them
+      Faults: queued, or drawn by chaos
       The documents, the admin endpoints, the fixtures
       Assertions: what the client sent, held against what a test expects
       The console: text for a person, never in the way of a request
@@ -99,7 +99,7 @@ import time
 import traceback
 import urllib.parse
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import bottle
 import waitress
@@ -195,15 +195,22 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
     """An ApiError as it is; bottle's own errors (no route, a wrong method, a crash) as one."""
     if isinstance(error, ApiError):
         return error
+    if error.status_code == 500:  # a failure, whose traceback bottle has written to the log
+        return stub_failed()
     path = printable(bottle.request.environ['bottle.raw_path'])
     allow = error.get_header('Allow')
     base = bottle.request.app.config.get('petstore.base_path', '')
     elsewhere = '' if path.startswith(base + '/') else f'; the API is under {base}'
     messages = {404: f'nothing is at {path}{elsewhere}',
-                405: f'{bottle.request.method} is not allowed on {path}; use {allow}',
-                500: 'the stub failed on this request; its log has the traceback'}
+                405: f'{bottle.request.method} is not allowed on {path}; use {allow}'}
     return ApiError(error.status_code, error_code_name(error.status_code),
                     messages.get(error.status_code, str(error.body)), allow and {'Allow': allow})
+
+
+def stub_failed() -> ApiError:
+    """The Error for a request the stub failed on, a bug of its own."""
+    return ApiError(500, 'internal_error', 'the stub failed on this request; its log has the '
+                    'traceback')
 
 
 #: The Error ``code`` for a status that bottle, waitress or a fault answers with.
@@ -947,8 +954,7 @@ class DurableTable:
                                           f'{error.strerror}; nothing was changed')
         except BaseException:  # a bug: the writer's request gets its traceback, the others a 500
             for change in made:
-                change.failure = ApiError(500, 'internal_error', 'the stub failed on this '
-                                          'request; its log has the traceback')
+                change.failure = stub_failed()
             raise
         else:
             with self._lock:
@@ -1049,20 +1055,23 @@ class StubStore(PetStore):
             self._table.close()
 
 
-# -- The fixture server: StubApp, and each request's Exchange ------------------
+# -- The fixture server: StubApp, and one path for every request ---------------
 #
-# StubApp (create_stub()) takes create_app()'s bottle app, adds the public documents and the admin
-# endpoints, installs the faults as a bottle plugin, and wraps it all in WSGI middleware, each
-# layer below in the order a request meets it:
+# StubApp (create_stub()) serves create_app()'s bottle app, with the public documents and the admin
+# endpoints added. Every request takes one path, StubApp.__call__(), whose steps read in order:
 #
-#     AccessLog -> Fence -> RouteAsSent -> Journal -> ForwardedHeaders -> HostCheck -> Cors
-#         -> the API (bottle: the key check, a route, its fault), or the server's refusal
+#     the fence (a reset's cut, the delay) -> the path as sent -> the journal's copy of the body
+#     -> proxy headers -> the Host check -> CORS's preflight -> the server's refusal, a fault, or
+#     the API (bottle: the key check, a route) -> respond() -> the journal -> a hang -> the log
 #
-# What the layers share about one request, and its answer, travels on its Exchange, the one key
-# the stub adds to the WSGI environ: the server adapter makes it (StubApp, in process), inner
-# layers write on it what they did, and outer ones read it once the answer is given. No layer
-# calls back into an outer one; the journal's one hand inside is on the body, which it copies as
-# bottle reads it (wsgi.input, as WSGI middleware may).
+# A step that ends the request raises the ApiError to send, or leaves an instruction to close on
+# the request's Exchange; none wraps the next. Every answer leaves through respond(), which renders
+# an ApiError as the Error body, garbles the answer for a fault, adds CORS, and notes the status and
+# error on the Exchange. The Exchange is data only: the server adapter makes it as a request's head
+# arrives, and reads it once the app returns, to close the connection or to stop. Nothing calls out
+# to what holds it: the adapter asks the app one thing (accepts_key(), for 100 Continue), and a
+# StubServer holds the app's parts, for the test API (Controls), which both offer.
+
 
 ADMIN_PREFIX = '/__admin/'
 #: The API's operations, by operationId, each with its method: create_app()'s routes, the one list
@@ -1090,104 +1099,48 @@ FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
 EXCHANGE = 'petstore_stub.exchange'
 
 
-class Exchange:
-    """One request and its answer, on their way through the fixture server: what its layers
-    share. The server adapter makes it as the request's head arrives (StubApp, in process)."""
 
-    __slots__ = ('received', 'refusal', 'can_close', 'status', 'error', 'fault', 'page', 'close',
-                 'hold', 'then')
+
+class Exchange:
+    """One request and its answer, on their way through the fixture server: data that the path's
+    steps write and read, and that the server adapter reads once the app returns. The adapter makes
+    it as the request's head arrives (StubApp does, in process)."""
+
+    __slots__ = ('received', 'refusal', 'can_close', 'operation', 'status', 'error', 'fault',
+                 'page', 'close', 'hold', 'stop')
 
     def __init__(self, received: int, refusal: ApiError | None = None,
                  can_close: bool = False) -> None:
         self.received = received  #: when its head arrived (time.monotonic_ns())
         self.refusal = refusal  #: the server's Error for a request it could not parse
         self.can_close = can_close  #: whether a server can close its connection (not in process)
+        self.operation: str | None = None  #: the route it reached, past the key check
         self.status: int | None = None  #: the status sent
         self.error: dict | None = None  #: the code and message of the error sent
         self.fault: int | str | None = None  #: the fault that fired
         self.page = False  #: the page was served: a browser's visit, and no call
-        self.close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered,
-        self.hold = 0.0  #: once the fence has held it so many seconds (a hang)
-        self.then: Callable[[], Any] | None = None  #: for the server to call once it has answered
-
-    def error_sent(self, error: ApiError) -> ApiError:
-        """Note the code and message of ``error``, sent as the answer; not the error itself, whose
-        frames would hold the request (its body, say) alive."""
-        self.error = {'code': error.code, 'message': error.message}
-        return error
+        self.close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered
+        self.hold = 0.0  #: the seconds its fault takes: a hang's, once journalled; a slow answer's
+        self.stop = False  #: the server stops once this answer is sent (a shutdown)
 
 
-class StubApp:
-    """create_app()'s API as the fixture server serves it, over ``store`` (a new ``StubStore`` in
-    memory by default): a WSGI app, and the handles a test holds it by.
+class Answer(NamedTuple):
+    """An answer as WSGI sends it."""
 
-    ``admin`` adds the ``/__admin/`` endpoints; ``cors`` lets pages on any origin call the API; the
-    journal keeps ``journal_size`` requests; ``trust_proxy`` takes the client's address from
-    ``X-Forwarded-*``; ``access_log`` gets a line per request; ``allowed_hosts``, unless None,
-    limits an app served on loopback to requests whose Host is a loopback name or one of these.
-    """
+    status: str  #: ``'201 Created'``
+    headers: list[tuple[str, str]]
+    body: Iterable[bytes]
 
-    def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
-                 base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-                 trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-                 access_log: Callable[[str], Any] | None = None,
-                 allowed_hosts: Iterable[str] | None = None) -> None:
-        if isinstance(allowed_hosts, str):
-            raise ValueError(f'give a list of host names; got {allowed_hosts!r}')
-        self.allowed_hosts = None if allowed_hosts is None else frozenset(
-            map(parse_allowed_host, allowed_hosts))
-        self.store = store = StubStore() if store is None else store
-        self.api = api = create_app(store, api_keys, base_path, public_paths=(
-            '/', f'{base_path}/openapi.json', FAVICON,
-            *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
-            error_handler=render_noted)
-        self.api_keys, self.base_path = tuple(api_keys), base_path
-        #: For check(): each failure inside the app or its server, cut loose from its frames, and
-        #: its traceback.
-        self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
-        #: How the server that serves it stops, called once the shutdown endpoint has answered.
-        self.on_shutdown: Callable[[], Any] | None = None
-        # The layers, innermost first.
-        app: Any = Cors(self.answer, cors)
-        if self.allowed_hosts is not None:
-            app = HostCheck(app, self.allowed_hosts)
-        if trust_proxy:
-            app = ForwardedHeaders(app)
-        self.journal = Journal(app, journal_size, admin, self.api_keys, self.route_name)
-        self.fence = Fence(RouteAsSent(self.journal))
-        self._layers = self.fence if access_log is None else AccessLog(self.fence, access_log)
-        self.access_log = access_log  # the server's too: a TLS handshake a client refused
-        self.faults = FaultPlugin(self.fence.hold)
-        add_documents(api, base_path, self.api_keys, admin)
-        if admin:
-            add_admin_routes(api, self)
-        api.install(self.faults)
-        api.install(DocumentHeaders())
 
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        exchange = environ.get(EXCHANGE)
-        if exchange is None:  # in process: no server made one
-            exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
+class Controls:
+    """The test API: what a test holds a fixture server by, a StubApp or the StubServer serving one
+    alike. Both have the parts it works on, which a StubServer takes from its app."""
 
-        def starting(status: str, headers: list, exc_info: Any = None) -> Callable:
-            exchange.status = int(status[:3])  # as sent, whichever layer sends it
-            if exc_info is not None:  # bottle hands over what failed, with its 500
-                self.errors.append(without_frames(exc_info[1]))
-            return start_response(status, headers, exc_info)
-        return self._layers(environ, starting)
-
-    def route_name(self, environ: dict) -> str | None:
-        """The name of the route a request is for, None if no route is."""
-        with contextlib.suppress(bottle.HTTPError):
-            return self.api.router.match(environ)[0].name
-        return None
-
-    def answer(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        """The innermost layer: the API, or the server's refusal of a request it could not parse."""
-        refusal = environ[EXCHANGE].refusal
-        if refusal is not None:
-            return send_error(refusal, environ, start_response)
-        return self.api(environ, start_response)
+    store: PetStore
+    base_path: str
+    faults: Faults
+    fence: Fence
+    journal: Journal
 
     def reset(self) -> None:
         """Empty the store (ids restart at 1) and the journal; drop faults and delay: a clean cut
@@ -1323,10 +1276,209 @@ class StubApp:
                 'journal_size': self.journal.size}
 
 
-def render_noted(error: bottle.HTTPError) -> str:
-    """render_error(), noting the error sent on the request's Exchange: the API's error handler
-    in the fixture server (send_error() is the layers')."""
-    return render_error(bottle.request.environ[EXCHANGE].error_sent(as_api_error(error)))
+class StubApp(Controls):
+    """create_app()'s API as the fixture server serves it, over ``store`` (a new ``StubStore`` in
+    memory by default): a WSGI app, and the test API (Controls).
+
+    ``admin`` adds the ``/__admin/`` endpoints; ``cors`` lets pages on any origin call the API; the
+    journal keeps ``journal_size`` requests; ``trust_proxy`` takes the client's address from
+    ``X-Forwarded-*``; ``access_log`` gets a line per request; ``allowed_hosts``, unless None,
+    limits an app served on loopback to requests whose Host is a loopback name or one of these.
+    """
+
+    def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
+                 base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
+                 trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
+                 access_log: Callable[[str], Any] | None = None,
+                 allowed_hosts: Iterable[str] | None = None) -> None:
+        if isinstance(allowed_hosts, str):
+            raise ValueError(f'give a list of host names; got {allowed_hosts!r}')
+        self.allowed_hosts = None if allowed_hosts is None else frozenset(
+            map(parse_allowed_host, allowed_hosts))
+        self.store = store = StubStore() if store is None else store
+        self.api = api = create_app(store, api_keys, base_path, public_paths=(
+            '/', f'{base_path}/openapi.json', FAVICON,
+            *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
+            error_handler=pass_on)
+        api.catchall = False  # a failure too goes on to the path, which answers it and keeps it
+        self.api_keys, self.base_path = tuple(api_keys), base_path
+        self.cors, self.trust_proxy, self.access_log = cors, trust_proxy, access_log
+        #: For check(): each failure inside the app or its server, cut loose from its frames, and
+        #: its traceback.
+        self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
+        self.fence, self.faults = Fence(), Faults()
+        self.journal = Journal(journal_size, admin, self.api_keys)
+        self._hinted = False  #: whether the access log has said to restart with --cors
+        add_documents(api, base_path, self.api_keys, admin)
+        if admin:
+            add_admin_routes(api, self)
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        """A request's whole way through the fixture server, each step in turn. A step that ends it
+        raises the ApiError to send, or leaves an instruction to close on its Exchange; every
+        answer leaves through respond()."""
+        exchange = environ.get(EXCHANGE)
+        if exchange is None:  # in process: no server made one
+            exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
+        started = time.perf_counter()
+        # API requests wait at the fence; not a refusal, answered at once, nor an admin call: a
+        # reset must not wait for itself.
+        fenced = exchange.refusal is None and not is_admin_call(environ)
+        admitted = not fenced or self.fence.enter(exchange)  # a cut waited out, then the delay
+        answer: Answer | ApiError | None = None
+        kept, cors = None, False
+        try:
+            if not admitted:  # a cut began after it arrived: closed unanswered, and never recorded
+                exchange.close = 'dropped'
+            else:
+                route_as_sent(environ)
+                kept = self.journal.keep_body(environ)  # None for a request it passes by
+                try:
+                    if self.trust_proxy:
+                        apply_forwarded(environ)
+                    if self.allowed_hosts is not None:
+                        check_host(environ, self.allowed_hosts)
+                    answer = preflight(environ, exchange, self.cors)
+                    if answer is None:  # the API answers: with --cors, a page anywhere may read it
+                        cors = self.cors and not is_admin_call(environ)
+                        answer = self.api_answer(environ, exchange)
+                except ApiError as error:
+                    answer = error
+                except Exception as error:  # a bug: a 500 for its request, and check() raises it
+                    answer = self.failed(environ, error)
+            result = self.respond(environ, exchange, answer, start_response, cors)
+            if kept is not None and not exchange.page:  # a browser's visit is no call
+                self.journal.record(environ, exchange, kept.whole(), self.meant(environ, exchange))
+            if exchange.fault == 'hang' and exchange.hold:  # journalled as hanging, it waits
+                self.fence.hold(exchange.hold, exchange)
+        finally:
+            if fenced:
+                self.fence.leave()
+        if self.access_log is not None:
+            self.log(environ, exchange, started)
+        return result
+
+    def api_answer(self, environ: dict, exchange: Exchange) -> Answer | None:
+        """The server's refusal of a request it could not parse; else the API's answer, held first
+        for its operation's delay, or a fault's in its place. None: closed unanswered."""
+        if exchange.refusal is not None:
+            raise exchange.refusal
+        route = self.route_of(environ) if self.faults.armed else None
+        if route is not None and route.name in OPERATIONS and self.accepts_key(
+                environ.get('HTTP_AUTHORIZATION')):  # a 401 stays a 401
+            delay = self.faults.delays.get(route.name)
+            if delay is not None and self.fence.hold(delay.draw(), exchange):  # let go by a reset
+                exchange.close = 'dropped'
+                return None
+            fault = self.faults.take(route.name)
+            if fault is not None:
+                exchange.operation, kind = route.name, fault['fault']
+                exchange.fault = kind
+                if isinstance(kind, int):
+                    raise fault_error(kind, fault, [r.method for r in self.api.routes
+                                                    if r.rule == route.rule])
+                if kind in ('drop', 'reset', 'hang') and not exchange.can_close:
+                    raise ApiError(500, 'fault_needs_a_server',
+                                   f'a {kind!r} fault closes the connection, and this request '
+                                   'came over none: use petstore_server or serve(), not '
+                                   'petstore_app')
+                exchange.hold = fault['seconds'] or 0.0  # a hang's, held once it is journalled
+                if kind in ('drop', 'reset', 'hang'):
+                    exchange.close = 'reset' if kind == 'reset' else 'dropped'
+                    return None
+        # A fault left (truncate, malformed, slow) garbles the answer: a success, or an error (a
+        # 404, say), so that a fault taken from the queue is never spent on nothing.
+        return self.call_api(environ, exchange)
+
+    def call_api(self, environ: dict, exchange: Exchange) -> Answer:
+        """The API's answer, as bottle gives it: the key check, then a route. An error raises,
+        through pass_on()."""
+        sent: list[tuple[str, list]] = []
+        try:
+            body = self.api(environ, lambda status, headers, exc_info=None: sent.append(
+                (status, headers)))
+        finally:  # bottle has routed it, unless the key check refused it first
+            exchange.operation = getattr(environ.get('bottle.route'), 'name', None)
+        (status, headers), = sent
+        if exchange.operation in DOCUMENTS:
+            headers = [*headers, *document_headers(exchange.page)]
+        return Answer(status, headers, body)
+
+    def respond(self, environ: dict, exchange: Exchange, answer: Answer | ApiError | None,
+                start_response: Callable, cors: bool = False) -> Iterable[bytes]:
+        """The one way out, for every answer: an ApiError rendered as the Error body, a garbling
+        fault applied, CORS's headers added where ``cors``, and the status and error noted on the
+        Exchange. None is no answer: the server closes the connection (in process, where there is
+        none to close, an empty 204 stands in). A HEAD answer has no body."""
+        if answer is None:
+            if exchange.can_close:
+                return []
+            answer = Answer('204 No Content', [], [])
+        if isinstance(answer, ApiError):
+            exchange.error = {'code': answer.code, 'message': answer.message}
+            body = answer.body.encode('utf-8')
+            answer = Answer(answer.status_line,
+                            [*answer.headerlist, ('Content-Length', str(len(body)))], [body])
+        if exchange.fault in ('truncate', 'malformed', 'slow'):
+            answer = garbled(answer, exchange.fault, exchange.hold,
+                             lambda pause: self.fence.hold(pause, exchange))
+        exchange.status = int(answer.status[:3])
+        start_response(answer.status, [*answer.headers, *CORS_HEADERS] if cors else answer.headers)
+        return [] if environ['REQUEST_METHOD'] == 'HEAD' else answer.body
+
+    def failed(self, environ: dict, error: Exception) -> ApiError:
+        """A failure inside the app: its traceback to the log, kept for check(); a 500 to send."""
+        kept = without_frames(error)
+        environ['wsgi.errors'].write(kept[1])
+        self.errors.append(kept)
+        return stub_failed()
+
+    def meant(self, environ: dict, exchange: Exchange) -> str | None:
+        """The operation a request was for: the one it reached, or for a 401, sent before
+        routing, the one it would have."""
+        if exchange.operation is None and exchange.status == 401:
+            return getattr(self.route_of(environ), 'name', None)
+        return exchange.operation
+
+    def log(self, environ: dict, exchange: Exchange, started: float) -> None:
+        """A line of the access log (none for the favicon); after the first preflight refused for
+        want of ``--cors``, a line saying so."""
+        if environ['PATH_INFO'] != FAVICON:
+            query = environ.get('QUERY_STRING')
+            target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
+                environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))
+            # A refusal's request line may have no target, or be no line at all ('-').
+            self.access_log(log_line(environ.get('REMOTE_ADDR') or '-',
+                                     f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
+                                     str(exchange.close or exchange.status or 'dropped'),
+                                     '-' if exchange.refusal else
+                                     f'{(time.perf_counter() - started) * 1000:.1f}ms'))
+        if not self._hinted and exchange.error and exchange.error['code'] == 'cors_not_enabled':
+            self._hinted = True
+            origin = printable(environ['HTTP_ORIGIN'][:200])
+            self.access_log(f'petstore-stub: a page on {origin} asked to call the API; '
+                            'restart the stub with --cors to let it')
+
+    def route_of(self, environ: dict) -> bottle.Route | None:
+        """The route a request is for, None if no route is."""
+        with contextlib.suppress(bottle.HTTPError):
+            return self.api.router.match(environ)[0]
+        return None
+
+    def accepts_key(self, authorization: str | None) -> bool:
+        """Whether the API takes this Authorization header: what the server adapter asks the app,
+        before it asks a client for the body it announced (100 Continue)."""
+        try:
+            check_bearer(authorization, self.api_keys)
+        except ApiError:
+            return False
+        return True
+
+
+def pass_on(error: bottle.HTTPError) -> str:
+    """The API's error handler in the fixture server: every error bottle would send (its own 404s
+    too) is raised on to the path, as an ApiError, for respond() to send."""
+    raise as_api_error(error)
 
 
 def as_value_error(parse: Callable[..., dict], document: dict, **options: Any) -> dict:
@@ -1352,86 +1504,40 @@ def without_frames(error: BaseException) -> tuple[BaseException, str]:
 create_stub = StubApp
 
 
-# -- The layers a request passes, outermost first ------------------------------
+# -- The path's steps, in the order a request takes them -----------------------
 
 def is_admin_call(environ: dict) -> bool:
     return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
 
 
-class AccessLog:
-    """WSGI middleware: one line per request to ``log`` (the favicon left out); after the first
-    preflight refused for want of ``--cors``, a line saying so."""
-
-    def __init__(self, app: Callable, log: Callable[[str], Any]) -> None:
-        self.app, self.log = app, log
-        self._hinted = False
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        started = time.perf_counter()
-        result = self.app(environ, start_response)
-        exchange = environ[EXCHANGE]
-        if environ['PATH_INFO'] != FAVICON:
-            query = environ.get('QUERY_STRING')
-            target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
-                environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))
-            # A refusal's request line may have no target, or be no line at all ('-').
-            self.log(log_line(environ.get('REMOTE_ADDR') or '-',
-                              f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
-                              str(exchange.close or exchange.status or 'dropped'),
-                              '-' if exchange.refusal else
-                              f'{(time.perf_counter() - started) * 1000:.1f}ms'))
-        if not self._hinted and exchange.error and exchange.error['code'] == 'cors_not_enabled':
-            self._hinted = True
-            origin = printable(environ['HTTP_ORIGIN'][:200])
-            self.log(f'petstore-stub: a page on {origin} asked to call the API; '
-                     'restart the stub with --cors to let it')
-        return result
-
-
-def log_line(client: str, request: str, status: str, duration: str) -> str:
-    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
-    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
-            f'{printable(request)} {status} {duration}')
-
-
 class Fence:
-    """WSGI middleware that holds API requests: for the delay before each, for a hang after one,
-    and while reset() makes a clean cut. An API request waits while a cut is made, then counts as
-    under way, which a cut waits for; one that arrived before the last cut began, or that a cut let
-    go from its delay, is closed unanswered."""
+    """Where API requests wait: for the delay before each, for a hang after one, and while reset()
+    makes a clean cut. An API request waits while a cut is made, then counts as under way, which a
+    cut waits for; one that arrived before the last cut began, or that a cut let go from its delay,
+    is closed unanswered."""
 
-    def __init__(self, app: Callable) -> None:
-        self.app = app
+    def __init__(self) -> None:
         self.delay: Delay | None = None  #: what each API request waits first
-        self.under_way = 0  #: the API requests let in that have not ended
+        self.under_way = 0  #: the API requests let in that have not left
         self._lock = threading.Condition()
         self._cut_at = 0  #: when the last cut began (time.monotonic_ns())
         self._cutting = False  #: while a cut is made: new requests wait
         self._stopping = False  #: set by release(): nothing is held any more
 
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        exchange = environ[EXCHANGE]
-        # A refusal is answered at once; a reset, admin as it is, must not wait for itself.
-        if exchange.refusal is not None or is_admin_call(environ):
-            return self.app(environ, start_response)
+    def enter(self, exchange: Exchange) -> bool:
+        """Let an API request in once no cut is being made, then hold it for the delay; False if it
+        is to be closed unanswered. Each enter() is followed by a leave()."""
         with self._lock:
             self._lock.wait_for(lambda: not self._cutting)
             stale = exchange.received < self._cut_at
             self.under_way += 1
-        try:
-            if stale or self.delay is not None and self.hold(self.delay.draw(), exchange):
-                exchange.close = 'dropped'
-                start_response('204 No Content', [])  # goes nowhere: the server closes instead
-                return []
-            result = self.app(environ, start_response)
-            if exchange.hold:  # a hang, recorded by now
-                self.hold(exchange.hold, exchange)
-            return result
-        finally:
-            with self._lock:
-                self.under_way -= 1
-                if self._cutting:  # only a cut waits for this count
-                    self._lock.notify_all()
+        return not (stale or self.delay is not None and self.hold(self.delay.draw(), exchange))
+
+    def leave(self) -> None:
+        with self._lock:
+            self.under_way -= 1
+            if self._cutting:  # only a cut waits for this count
+                self._lock.notify_all()
 
     def hold(self, seconds: float, exchange: Exchange) -> bool:
         """Hold this request (a worker thread) for ``seconds``, or until release() or a cut that
@@ -1461,27 +1567,21 @@ class Fence:
                 self._lock.notify_all()
 
 
-class RouteAsSent:
-    """WSGI middleware: route on the path as the client sent it. A segment is matched by its decoded
-    value (``/v1/pets/%31`` is ``/v1/pets/1``), but a path that decoding would change in shape (an
-    encoded slash as in ``/v1/pets%2F1``, an empty or dot segment, bytes that are not UTF-8) is
-    routed as sent, still encoded: it never reaches a resource under another name."""
-
-    def __init__(self, app: Callable) -> None:
-        self.app = app
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
-        if target is None:  # in-process, as WebTest calls it: the path is already decoded
-            sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
-        else:
-            sent = target.partition('?')[0]
-            if not sent.startswith('/'):  # the absolute form, http://host/path
-                sent = urllib.parse.urlsplit(sent).path or '/'
-        if ('%' in sent or '//' in sent or '/.' in sent or not sent) and not all(
-                is_plain_segment(segment) for segment in sent[1:].split('/')):
-            environ['PATH_INFO'] = sent
-        return self.app(environ, start_response)
+def route_as_sent(environ: dict) -> None:
+    """Route on the path as the client sent it. A segment is matched by its decoded value
+    (``/v1/pets/%31`` is ``/v1/pets/1``), but a path that decoding would change in shape (an encoded
+    slash as in ``/v1/pets%2F1``, an empty or dot segment, bytes that are not UTF-8) is routed as
+    sent, still encoded: it never reaches a resource under another name."""
+    target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
+    if target is None:  # in-process, as WebTest calls it: the path is already decoded
+        sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
+    else:
+        sent = target.partition('?')[0]
+        if not sent.startswith('/'):  # the absolute form, http://host/path
+            sent = urllib.parse.urlsplit(sent).path or '/'
+    if ('%' in sent or '//' in sent or '/.' in sent or not sent) and not all(
+            is_plain_segment(segment) for segment in sent[1:].split('/')):
+        environ['PATH_INFO'] = sent
 
 
 def is_plain_segment(segment: str) -> bool:
@@ -1493,14 +1593,12 @@ def is_plain_segment(segment: str) -> bool:
 
 
 class Journal:
-    """WSGI middleware: the journal, each request as the client sent it (not admin calls, the page
-    at ``/`` or its icon, and credentials other than ``api_keys`` masked), the last ``size`` of them
-    (none at 0), numbered by ``sequence``."""
+    """The journal: each request as the client sent it (not admin calls, the page at ``/`` or its
+    icon, and credentials other than ``api_keys`` masked), the last ``size`` of them (none at 0),
+    numbered by ``sequence``; and the coverage, counted as each is recorded."""
 
-    def __init__(self, app: Callable, size: int, admin: bool, api_keys: Sequence[str] = (),
-                 route_name: Callable[[dict], str | None] = lambda environ: None) -> None:
-        self.app, self.admin, self.api_keys, self.route_name = app, admin, api_keys, route_name
-        self.size = size
+    def __init__(self, size: int, admin: bool, api_keys: Sequence[str] = ()) -> None:
+        self.size, self.admin, self.api_keys = size, admin, api_keys
         self.coverage = Coverage()  #: counted as each entry is made, and kept past a clear
         #: Each entry, with when its request arrived.
         self._entries: collections.deque[tuple[int, dict]] = collections.deque(maxlen=size)
@@ -1508,24 +1606,22 @@ class Journal:
         self._sequence = itertools.count(1)  #: never reset
         self._cut_at = 0  #: requests that arrived before it are not recorded
 
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+    def keep_body(self, environ: dict) -> KeptBody | None:
+        """The request's body, kept as the API reads it; None for a request never recorded."""
         if not self._entries.maxlen or (self.admin and is_admin_call(environ)
                                         or environ['PATH_INFO'] == FAVICON):
-            return self.app(environ, start_response)
-        body = KeptBody(environ)
-        result = self.app(environ, start_response)
-        exchange = environ[EXCHANGE]
-        if not exchange.page:  # a browser's visit is no call
-            entry = journal_entry(environ, exchange, body.whole(), self.api_keys)
-            # A 401 is sent before routing; the coverage counts it for the operation it was for.
-            operation = entry['operation'] or (self.route_name(environ) if entry['status'] == 401
-                                               else None)
-            self.coverage.count(operation, entry['status'], entry['fault'])
-            with self._lock:
-                if exchange.received >= self._cut_at:
-                    self._entries.append((exchange.received, {**entry,
+            return None
+        return KeptBody(environ)
+
+    def record(self, environ: dict, exchange: Exchange, body: bytes,
+               operation: str | None) -> None:
+        """Record a request, once answered, and count its answer for ``operation``."""
+        entry = journal_entry(environ, exchange, body, self.api_keys)
+        self.coverage.count(operation, entry['status'], entry['fault'])
+        with self._lock:
+            if exchange.received >= self._cut_at:
+                self._entries.append((exchange.received, {**entry,
                                                           'sequence': next(self._sequence)}))
-        return result
 
     def entries(self, since: int = 0) -> list[dict]:
         """The entries whose ``sequence`` is past ``since``, each body parsed now."""
@@ -1541,6 +1637,8 @@ class Journal:
             kept = [item for item in self._entries if cut_at and item[0] >= cut_at]
             self._entries.clear()
             self._entries.extend(kept)
+
+
 
 
 class Coverage:
@@ -1669,7 +1767,7 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
         'query': query[:JOURNAL_TEXT_CHARS],
-        'operation': getattr(environ.get('bottle.route'), 'name', None),
+        'operation': exchange.operation,
         'headers': headers,
         'body': body[:JOURNAL_BODY_BYTES + 1],
         'status': status,
@@ -1756,23 +1854,6 @@ def nesting(value: Any) -> int:
     return depth
 
 
-class ForwardedHeaders:
-    """WSGI middleware for ``--trust-proxy``: the client's scheme, host and address from the last
-    value (the proxy's own) of ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed
-    one is a 400, journalled as any other. Not waitress's ``trusted_proxy``: it answers a malformed
-    header with a text/plain 400 that the server adapter cannot turn into the Error body."""
-
-    def __init__(self, app: Callable) -> None:
-        self.app = app
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        try:
-            apply_forwarded(environ)
-        except ApiError as error:
-            return send_error(error, environ, start_response)
-        return self.app(environ, start_response)
-
-
 def apply_forwarded(environ: dict) -> None:
     scheme, host, port, client = (
         None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
@@ -1825,27 +1906,21 @@ HOST_PATTERN = re.compile(
     r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
 
 
-class HostCheck:
-    """WSGI middleware for a stub on loopback: a page can point a name of its own at 127.0.0.1 (DNS
-    rebinding) and call the stub as its origin, but the browser sends that name in Host. A Host
-    neither a loopback name nor in ``allowed_hosts`` gets a 421, before anything is read or done."""
-
-    def __init__(self, app: Callable, allowed_hosts: frozenset[str]) -> None:
-        # The names a local browser sends, found without parsing an address on every request.
-        self.app, self.allowed = app, allowed_hosts | {'localhost', '127.0.0.1', '[::1]'}
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
-        # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
-        name = host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]
-        if name.lower() in self.allowed or is_loopback(name.lower()):
-            return self.app(environ, start_response)
-        return send_error(ApiError(
-            421, 'misdirected_request',
-            f'the Host header names {without_credentials(printable(host[:100]))!r}; this stub '
-            'answers only requests sent to localhost, 127.x.x.x or [::1] (a web page can point '
-            'a name of its own at this machine). If the name is yours, start the stub with '
-            '--allow-host NAME'), environ, start_response)
+def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
+    """For a stub on loopback: a page can point a name of its own at 127.0.0.1 (DNS rebinding) and
+    call the stub as its origin, but the browser sends that name in Host. A Host neither a loopback
+    name nor in ``allowed_hosts`` gets a 421, before anything is read or done."""
+    host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
+    # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
+    name = (host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]).lower()
+    # The names a local browser sends first, found without parsing an address.
+    if name in ('localhost', '127.0.0.1', '[::1]') or name in allowed_hosts or is_loopback(name):
+        return
+    raise ApiError(421, 'misdirected_request',
+                   f'the Host header names {without_credentials(printable(host[:100]))!r}; this '
+                   'stub answers only requests sent to localhost, 127.x.x.x or [::1] (a web page '
+                   'can point a name of its own at this machine). If the name is yours, start '
+                   'the stub with --allow-host NAME')
 
 
 def is_loopback(host: str) -> bool:
@@ -1870,65 +1945,53 @@ def parse_allowed_host(text: str) -> str:
                      f'without a port; got {text!r}')
 
 
-class Cors:
-    """WSGI middleware for pages on other origins. With ``--cors`` (``allow``) they may call the
-    API: a preflight needs no key (a browser sends none), and every response lets the page read it
-    (``*`` is safe: the key travels in a header, never in a cookie). Without it, a preflight gets a
-    403 naming ``--cors``, the same for every path, where the key check would send the reader after
-    the key. The admin endpoints stay same-origin: no page elsewhere may reset or read the stub."""
-
-    def __init__(self, app: Callable, allow: bool) -> None:
-        self.app, self.allow = app, allow
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        if is_admin_call(environ):  # a preflight among them: the key check refuses it
-            return self.app(environ, start_response)
-        # The server's refusal of a request it could not parse is no preflight, whatever its method.
-        preflight = (environ['REQUEST_METHOD'] == 'OPTIONS'
-                     and environ[EXCHANGE].refusal is None)
-        if not self.allow:
-            if (preflight and 'HTTP_ORIGIN' in environ
-                    and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ):
-                return send_error(ApiError(
-                    403, 'cors_not_enabled', 'this is a preflight from a page on another origin, '
-                    'and cross-origin calls are off: start the stub with --cors to let pages on '
-                    'any origin call the API'), environ, start_response)
-            return self.app(environ, start_response)
-        if preflight:
-            start_response('204 No Content', [
-                ('Access-Control-Allow-Origin', '*'),
-                ('Access-Control-Allow-Methods', ', '.join([*sorted(set(OPERATIONS.values())),
-                                                            'OPTIONS'])),
-                ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
-                ('Access-Control-Max-Age', '600'),
-            ])
-            return []
-
-        def with_cors(status: str, headers: list, exc_info: Any = None) -> Callable:
-            return start_response(status, [
-                *headers, ('Access-Control-Allow-Origin', '*'),
-                ('Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, '
-                                                  'WWW-Authenticate')], exc_info)
-        return self.app(environ, with_cors)
 
 
-def send_error(error: ApiError, environ: dict, start_response: Callable) -> list[bytes]:
-    """Answer with an ApiError from a layer outside bottle, noting it on the Exchange."""
-    environ[EXCHANGE].error_sent(error)
-    start_response(error.status_line, error.headerlist)
-    return [error.body.encode('utf-8')]
+def preflight(environ: dict, exchange: Exchange, allow: bool) -> Answer | None:
+    """CORS's preflight, which a page on another origin sends, with no key, before it calls. With
+    ``--cors`` (``allow``), a 204 that lets it call the API (``*`` is safe: the key travels in a
+    header, never in a cookie); without, a 403 naming ``--cors``, the same for every path, where
+    the key check would send the reader after the key. None for any other request, and on the
+    admin endpoints, which stay same-origin: no page elsewhere may reset or read the stub."""
+    # The server's refusal of a request it could not parse is no preflight, whatever its method.
+    if (environ['REQUEST_METHOD'] != 'OPTIONS' or exchange.refusal is not None
+            or is_admin_call(environ)):
+        return None
+    if allow:
+        return Answer('204 No Content', PREFLIGHT_HEADERS, [])
+    if 'HTTP_ORIGIN' in environ and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ:
+        raise ApiError(403, 'cors_not_enabled', 'this is a preflight from a page on another '
+                       'origin, and cross-origin calls are off: start the stub with --cors to let '
+                       'pages on any origin call the API')
+    return None
 
 
-# -- Faults: a bottle plugin, and chaos ----------------------------------------
+PREFLIGHT_HEADERS = [
+    ('Access-Control-Allow-Origin', '*'),
+    ('Access-Control-Allow-Methods', ', '.join([*sorted(set(OPERATIONS.values())), 'OPTIONS'])),
+    ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
+    ('Access-Control-Max-Age', '600'),
+]
+#: What the API's answers carry with --cors: a page on any origin may read them.
+CORS_HEADERS = [('Access-Control-Allow-Origin', '*'), (
+    'Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, WWW-Authenticate')]
 
-class FaultPlugin:
-    """A bottle plugin: the faults fail_next() queues, and chaos draws, fired in an operation once
-    the key has been accepted (a 401 stays a 401). ``hold`` is the fence's, for a slow answer."""
 
-    name, api = 'faults', 2  # api: the version of bottle's plugin interface
+def log_line(client: str, request: str, status: str, duration: str) -> str:
+    """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
+    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
+            f'{printable(request)} {status} {duration}')
 
-    def __init__(self, hold: Callable[[float, Exchange], bool]) -> None:
-        self.hold = hold
+
+
+
+# -- Faults: queued, or drawn by chaos -----------------------------------------
+
+class Faults:
+    """The faults fail_next() queues and chaos draws, and the delays of single operations: what the
+    path takes for an operation's call once its key is accepted (a 401 stays a 401)."""
+
+    def __init__(self) -> None:
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
         self.delays: dict[str, Delay] = {}  #: what calls to an operation wait, by its name
         self._random = random.Random()
@@ -1937,57 +2000,11 @@ class FaultPlugin:
         self._ids = itertools.count(1)  #: each queued fault's id, never reused
         self._lock = threading.Lock()
 
-    def apply(self, callback: Callable, route: bottle.Route) -> Callable:
-        if route.name not in OPERATIONS:
-            return callback
-
-        @functools.wraps(callback)
-        def operation_or_fault(*args: Any, **kwargs: Any) -> Any:
-            delay = self.delays.get(route.name) if self.delays else None
-            if delay is not None:
-                exchange = bottle.request.environ[EXCHANGE]
-                if self.hold(delay.draw(), exchange) and exchange.can_close:  # let go by a reset
-                    exchange.close = 'dropped'
-                    return ''
-            # A look without the lock, which _take() takes: most requests meet no fault.
-            fault = self._take(route.name) if self._queue or self.chaos else None
-            if fault is None:
-                return callback(*args, **kwargs)
-            exchange = bottle.request.environ[EXCHANGE]
-            return self.fire(fault, exchange, lambda: callback(*args, **kwargs))
-        return operation_or_fault
-
-    def fire(self, fault: dict, exchange: Exchange, run: Callable[[], Any]) -> Any:
-        """Answer with ``fault``: a status, drop, reset or hang in place of the operation ``run``;
-        truncate, malformed or slow altering its answer, so that it runs (a create stores its
-        pet)."""
-        kind = exchange.fault = fault['fault']
-        if isinstance(kind, int):
-            raise fault_error(kind, fault)
-        if kind in ('drop', 'reset', 'hang'):
-            if not exchange.can_close:  # in process, as petstore_app is
-                raise ApiError(500, 'fault_needs_a_server',
-                               f'a {kind!r} fault closes the connection, and this request came '
-                               'over none: use petstore_server or serve(), not petstore_app')
-            # The journal records it with no response as this returns; the fence then holds a
-            # hang, and the server closes the connection: a test may assert on a request still
-            # hanging, and a client that sees the close may send its next at once.
-            exchange.close = 'reset' if kind == 'reset' else 'dropped'
-            exchange.hold = fault['seconds']
-            return ''
-        # The fault alters the answer the operation gives, an error (a 404, say) as well as a
-        # success: a fault taken from the queue is never spent on nothing.
-        try:
-            body = run()
-        except ApiError as error:
-            body = render_noted(error)  # as bottle would, before the body is altered
-        if kind == 'malformed':
-            return b'{"fault": "malformed", this is not JSON}\n'
-        data = body.encode('utf-8')
-        bottle.response.content_length = len(data)  # the whole body's length, in every case
-        if kind == 'truncate':
-            return data[:len(data) // 2]
-        return drip(data, fault['seconds'], lambda pause: self.hold(pause, exchange))
+    @property
+    def armed(self) -> bool:
+        """Whether a call may meet a fault or a delay; a look without the lock, which take() takes:
+        most requests meet neither, and pay nothing for them."""
+        return bool(self._queue or self.chaos or self.delays)
 
     def add(self, fault: dict) -> dict:
         """Queue ``fault`` (parse_fault()); return it with its ``id``."""
@@ -2034,7 +2051,7 @@ class FaultPlugin:
         with self._lock:
             return {'faults': [dict(fault) for fault, _ in self._queue], 'chaos': self.chaos}
 
-    def _take(self, operation: str) -> dict | None:
+    def take(self, operation: str) -> dict | None:
         """The fault for this request: the first queued of those whose ``after`` has gone by,
         each counting it; else chaos's."""
         with self._lock:
@@ -2053,20 +2070,35 @@ class FaultPlugin:
         return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind), 'chaos': True}
 
 
-def fault_error(status: int, fault: dict) -> ApiError:
-    """A fault that is a status: a 401 with a wrong key's challenge, a 405 with Allow, a 429 or 503
-    with Retry-After if asked (a 407's or 426's header is hop-by-hop, which WSGI forbids)."""
+
+def fault_error(status: int, fault: dict, allow: Sequence[str]) -> ApiError:
+    """A fault that is a status: a 401 with a wrong key's challenge, a 405 with Allow (the methods
+    its path takes), a 429 or 503 with Retry-After if asked (a 407's or 426's header is hop-by-hop,
+    which WSGI forbids)."""
     headers = {}
     if status == 401:
         headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
     if status == 405:
-        route = bottle.request.route
-        headers['Allow'] = ', '.join(r.method for r in route.app.routes if r.rule == route.rule)
+        headers['Allow'] = ', '.join(allow)
     if fault.get('retry_after') is not None:
         headers['Retry-After'] = str(fault['retry_after'])
     origin = 'drawn by chaos' if fault.get('chaos') else 'queued on the stub'
     return ApiError(status, 'invalid_token' if status == 401 else error_code_name(status),
                     f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
+
+
+def garbled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], Any]) -> Answer:
+    """``answer`` as a fault garbles it: not JSON (malformed); or, under the Content-Length of its
+    whole body, cut in half (truncate) or sent in ten pieces over ``seconds`` (slow), ``wait``
+    between them."""
+    if kind == 'malformed':
+        body = b'{"fault": "malformed", this is not JSON}\n'
+        return Answer(answer.status, [*(header for header in answer.headers
+                                        if header[0] != 'Content-Length'),
+                                      ('Content-Length', str(len(body)))], [body])
+    data = b''.join(answer.body)
+    return answer._replace(body=[data[:len(data) // 2]] if kind == 'truncate'
+                           else drip(data, seconds, wait))
 
 
 def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
@@ -2276,26 +2308,16 @@ def page_template() -> str:
     return data_path('index.html').read_text(encoding='utf-8')
 
 
-class DocumentHeaders:
-    """A bottle plugin: the documents (page, JSON index, OpenAPI description, favicon) tell a
-    browser to load nothing from elsewhere, be framed nowhere, sniff no types, send no Referer."""
+#: The documents: what needs no key, and loads nothing into a browser from elsewhere.
+DOCUMENTS = ('index', 'openapi', 'favicon', 'adminOpenapi')
 
-    name, api = 'document_headers', 2
 
-    def apply(self, callback: Callable, route: bottle.Route) -> Callable:
-        if route.name not in ('index', 'openapi', 'favicon', 'adminOpenapi'):
-            return callback
-
-        @functools.wraps(callback)
-        def document(*args: Any, **kwargs: Any) -> Any:
-            body = callback(*args, **kwargs)
-            policy = (page_policy() if bottle.request.environ[EXCHANGE].page
-                      else "default-src 'none'; frame-ancestors 'none'")  # it loads nothing
-            bottle.response.set_header('Content-Security-Policy', policy)
-            bottle.response.set_header('X-Content-Type-Options', 'nosniff')
-            bottle.response.set_header('Referrer-Policy', 'no-referrer')
-            return body
-        return document
+def document_headers(page: bool) -> list[tuple[str, str]]:
+    """What a document tells a browser: load nothing from elsewhere (the page, only its own code),
+    be framed nowhere, sniff no types, send no Referer."""
+    policy = page_policy() if page else "default-src 'none'; frame-ancestors 'none'"
+    return [('Content-Security-Policy', policy), ('X-Content-Type-Options', 'nosniff'),
+            ('Referrer-Policy', 'no-referrer')]
 
 
 @functools.lru_cache(maxsize=1)
@@ -2378,10 +2400,11 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         stub.faults.cancel(parse_whole_number(fault_id) or 0)  # no fault has id 0, nor 'x'
 
     def shutdown() -> dict:
-        if stub.on_shutdown is None:
+        exchange = bottle.request.environ[EXCHANGE]
+        if not exchange.can_close:
             raise ApiError(409, 'cannot_stop', 'this app is not served by the stub\'s own server, '
                                                'so it cannot stop it')
-        bottle.request.environ[EXCHANGE].then = stub.on_shutdown
+        exchange.stop = True  # read by the server, once it has sent the answer
         return {'status': 'stopping'}
 
     def list_requests() -> list:
@@ -2922,7 +2945,7 @@ class Waitress:
                      f'{MAX_BODY_BYTES}',
                 431: f'the request headers are over {self.channel.adj.max_request_header_size} '
                      'bytes in all',
-                500: 'the stub failed on this request; its log has the traceback',
+                500: stub_failed().message,  # the app raised: waitress has logged its traceback
             }.get(error.code, f'the request is not valid HTTP: {without_credentials(error.body)}')
             if isinstance(error, Waitress.PlainHttp):
                 message = error.body
@@ -2954,11 +2977,12 @@ class Waitress:
         def finish(self) -> None:
             """Send the response, unless the app asked to close the connection unanswered: with a
             FIN, or a TCP reset (RST) for 'reset'. Requests pipelined behind it then go unserved,
-            as its client sees them go."""
+            as its client sees them go. After a shutdown's answer the connection closes, and its
+            close ends the event loop."""
             if self.exchange.close is None:
                 super().finish()
-                if self.exchange.then is not None:  # the answer is written: now the shutdown
-                    self.exchange.then()
+                if self.exchange.stop:
+                    self.close_on_finish = self.channel.ends_loop = True
                 return
             self.close_on_finish = True
             channel = self.channel
@@ -2987,6 +3011,7 @@ class Waitress:
         """waitress's connection, with the parser and the task above (for refusals too)."""
 
         abrupt = False  # closed by a reset fault
+        ends_loop = False  # it carried a shutdown: its close ends the event loop
 
         def send_continue(self) -> None:
             # A body sent with Expect: 100-continue is asked for only with a key the app takes;
@@ -2996,14 +3021,11 @@ class Waitress:
             if request.completed:  # no body to ask for: waitress would wait for one all the same
                 request.expect_continue = False
                 return
-            if request.command not in ('GET', 'HEAD'):
-                keys = self.server.application.api_keys
-                try:
-                    check_bearer(request.headers.get('AUTHORIZATION'), keys)
-                except ApiError:
-                    request.expect_continue, request.completed = False, True
-                    request.headers['CONNECTION'] = 'close'
-                    return
+            if request.command not in ('GET', 'HEAD') and not self.server.application.accepts_key(
+                    request.headers.get('AUTHORIZATION')):
+                request.expect_continue, request.completed = False, True
+                request.headers['CONNECTION'] = 'close'
+                return
             super().send_continue()
 
         def writable(self) -> bool:
@@ -3013,6 +3035,11 @@ class Waitress:
             if self.requests and not (self.will_close or self.close_when_flushed):
                 return self.total_outbufs_len >= self.adj.send_bytes
             return bool(super().writable())
+
+        def handle_close(self) -> None:
+            super().handle_close()
+            if self.ends_loop:  # the answer to a shutdown is sent: every connection closes
+                Waitress.close_connections(self.server)
 
     Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, Task
 
@@ -3071,7 +3098,7 @@ class Waitress:
             except ssl.SSLWantWriteError:
                 self.wants_write = True
             except OSError as error:  # a client gone, one that speaks no TLS the stub takes, or
-                log = self.server.application.access_log  # one refusing the certificate
+                log = self.server.petstore_log  # one refusing the certificate
                 if log is not None and (reason := getattr(error, 'reason', None)):
                     hint = next((hint for end, hint in Waitress.HANDSHAKE_HINTS.items()
                                  if reason.endswith(end)), '')
@@ -3133,7 +3160,8 @@ class Waitress:
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
     def __init__(self, app: StubApp, host: str, port: int, threads: int,
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None,
+                 log: Callable[[str], Any] | None = None) -> None:
         # Filters, not levels, taken off at close(): the host process's loggers stay as they were.
         self._quiet = [(logging.getLogger(name), lambda record, start=start:
                         not record.getMessage().startswith(start))
@@ -3146,27 +3174,30 @@ class Waitress:
             asyncore_use_poll=True, url_scheme='http' if tls is None else 'https',
             clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
         self._server.channel_class = self.Channel if tls is None else self.TlsChannel
-        self._server.petstore_tls = tls
+        self._server.petstore_tls, self._server.petstore_log = tls, log  # for TlsChannel
         self.port = int(self._server.effective_port)
-        self.run = self._server.run  # the event loop, until close()
+        self.run = self._server.run  # the event loop, until close() or a shutdown's answer
 
     def close(self, thread: threading.Thread | None) -> None:
         """Close the socket and every connection at once; once the loop (in ``thread``, if it
         runs) has ended, stop the workers, and then the trigger, which a worker still pulls."""
-        if thread is not None and thread.is_alive():
+        if thread is not None and thread.is_alive() and thread is not threading.current_thread():
             # The trigger wakes the loop from poll() to close the connections itself; the loop may
             # do it before pull_trigger returns, so the trigger is closed only after the loop ends.
-            self._server.trigger.pull_trigger(self._close_connections)
+            self._server.trigger.pull_trigger(
+                functools.partial(self.close_connections, self._server))
             thread.join(timeout=5)
         else:
-            self._close_connections()
+            self.close_connections(self._server)
         self._server.task_dispatcher.shutdown(timeout=5)
         self._server.trigger.close()
         for logger, quiet in self._quiet:
             logger.removeFilter(quiet)
 
-    def _close_connections(self) -> None:
-        server = self._server
+    @staticmethod
+    def close_connections(server: Any) -> None:
+        """Close the listening socket and every connection of waitress's ``server``: its event
+        loop, left with nothing to watch, ends."""
         for dispatcher in list(server._map.values()):
             with contextlib.suppress(OSError):  # closed already, by its client
                 if dispatcher is server:
@@ -3177,23 +3208,24 @@ class Waitress:
         server.trigger.del_channel()
 
 
-class StubServer:
+class StubServer(Controls):
     """The app served by waitress on a real socket, in a daemon thread: HTTP/1.1 with keep-alive and
     a pool of worker threads. ``port=0`` picks a free port; ``url`` has the real one once started.
     With ``tls``, HTTPS, and the CA to trust in ``ca_file`` (a new file, unless named), removed
-    at stop. The test API (``add_pet``, ``fail_next``, ``requests``...) is its app's, a StubApp."""
+    at stop. The test API (``add_pet``, ``fail_next``, ``requests``...) works on its app's parts."""
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS, *, tls: Tls | None = None,
                  ca_file: str | os.PathLike | None = None) -> None:
         self.app, self.host, self.port, self.threads = app, host, port, threads
-        self.api_key = app.api_keys[0]
+        self.store, self.faults, self.fence, self.journal = (app.store, app.faults, app.fence,
+                                                             app.journal)
+        self.api_keys, self.base_path, self.api_key = app.api_keys, app.base_path, app.api_keys[0]
         self.tls, self.ca_file = tls, None if ca_file is None else Path(ca_file)
         self._ca_written: str | None = None
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
-        # POST /__admin/shutdown: in a thread of its own, as stop() waits for the workers.
-        app.on_shutdown = lambda: threading.Thread(target=self.stop, daemon=True).start()
+        self._stopped = False
 
     @property
     def url(self) -> str:
@@ -3212,24 +3244,6 @@ class StubServer:
         """The Authorization header, to pass to a client."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
-    def __getattr__(self, name: str) -> Any:
-        # Only for what the server lacks: the test API (add_pet, fail_next, requests, reset...).
-        if name == 'app':  # not set yet
-            raise AttributeError(name)
-        return getattr(self.app, name)
-
-    def __dir__(self) -> list[str]:  # for completion: the test API is the server's too
-        return sorted({*super().__dir__(), *(name for name in dir(self.app) if name[0] != '_')})
-
-    @property
-    def delay(self) -> float:
-        """StubApp.delay: seconds added before each API request, 0 to 60."""
-        return self.app.delay
-
-    @delay.setter
-    def delay(self, seconds: float) -> None:
-        self.app.delay = seconds
-
     def check(self) -> None:
         """Raise ServerError if anything failed inside the server since the last check; then
         AssertionError if a fault queued since the last reset() has not fired all its ``times``
@@ -3240,7 +3254,7 @@ class StubServer:
             (first, text), more = errors[0], len(errors) - 1
             raise ServerError(f'the stub server failed: {first!r}'
                               + (f' (and {more} more)' if more else '') + f'\n{text}') from first
-        if unused := self.app.faults.take_unused():
+        if unused := self.faults.take_unused():
             raise AssertionError(f'{len(unused)} queued fault'
                                  + (' was' if len(unused) == 1 else 's were') + ' not used up:'
                                  + ''.join(f'\n  {fault}' for fault in unused))
@@ -3250,7 +3264,8 @@ class StubServer:
         if self._server is not None:
             raise RuntimeError('this server is already started')
         self._server = Waitress(self.app, self.host, self.port, self.threads,
-                                None if self.tls is None else self.tls.context)
+                                None if self.tls is None else self.tls.context,
+                                self.app.access_log)
         self.port = self._server.port
         if self.tls is not None and self.tls.ca_pem is not None:
             if self.ca_file is None:
@@ -3273,16 +3288,24 @@ class StubServer:
         return self
 
     def serve_forever(self) -> None:
+        """Serve until stop(), or until the answer to a shutdown request is sent; then stop."""
         try:
             self._server.run()
         except BaseException as error:
             self.app.errors.append(without_frames(error))
             raise
+        self.stop()
 
     def stop(self) -> None:
-        """Close the socket and every connection at once, and wait for the threads."""
+        """Close the socket and every connection at once, and wait for the threads. Only the first
+        call does it; a later one waits for the serving thread to end."""
+        if self._stopped:
+            if self._thread not in (None, threading.current_thread()):
+                self._thread.join(timeout=5)
+            return
+        self._stopped = True
         if self._server is not None:
-            self.app.fence.release()  # a delay or a hang holds a worker thread; let it go
+            self.fence.release()  # a delay or a hang holds a worker thread; let it go
             self._server.close(self._thread)
         if self._ca_written is not None:  # unless another stub has written its own there since
             remove_if_holding(self.ca_file, self._ca_written)
@@ -3683,20 +3706,18 @@ def raise_open_files_limit(wanted: int) -> None:
 
 
 def run_until_stopped(server: StubServer) -> None:
-    """Serve until SIGTERM or SIGINT, then stop the server. A stop, once begun, finishes: a second
-    signal would cut the fold of the log short."""
+    """Serve until SIGTERM, SIGINT or a shutdown request, then stop the server. A stop, once begun,
+    finishes: a second signal would cut the fold of the log short."""
     def stop(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         # Let held requests go first: waitress, interrupted, waits up to 5 s for its workers.
-        server.app.fence.release()
+        server.fence.release()
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        # POST /__admin/shutdown stops it as SIGTERM does: the log folded, the ready file removed.
-        server.app.on_shutdown = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
     try:
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()

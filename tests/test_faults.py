@@ -368,7 +368,7 @@ def recorded_waits(app: stub.StubApp) -> list[float]:
     def hold(seconds, exchange):
         waits.append(seconds)
         return False
-    app.fence.hold = app.faults.hold = hold
+    app.fence.hold = hold
     return waits
 
 
