@@ -1099,8 +1099,6 @@ FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
 EXCHANGE = 'petstore_stub.exchange'
 
 
-
-
 class Exchange:
     """One request and its answer, on their way through the fixture server: data that the path's
     steps write and read, and that the server adapter reads once the app returns. The adapter makes
@@ -1172,12 +1170,9 @@ class Controls:
         ``retry_after`` seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for
         ``hang`` and ``slow``). A fault fires after the key is checked. Returns its id, for
         cancel_fault()."""
-
-        def add(document: dict, **options: Any) -> dict:
-            return self.faults.add(parse_fault(document, **options))
-        return as_value_error(add, {'fault': fault, 'times': times, 'route': route, 'after': after,
-                                    'retry_after': retry_after, 'seconds': seconds},
-                              nothing='None')['id']
+        return as_value_error(lambda document: self.faults.add(parse_fault(document, 'None')), {
+            'fault': fault, 'times': times, 'route': route, 'after': after,
+            'retry_after': retry_after, 'seconds': seconds})['id']
 
     def cancel_fault(self, fault_id: int) -> None:
         """Take the fault fail_next() queued as ``fault_id`` off the queue; ValueError if it has
@@ -1199,7 +1194,8 @@ class Controls:
     def delay(self) -> float | None:
         """Seconds added before each API request (0 for none), to test a client's timeouts; None
         while the delay is drawn from a distribution (set_delay())."""
-        return 0.0 if self.fence.delay is None else self.fence.delay.delay['seconds']
+        delay = self.fence.delay  # read once: a reset may take it away meanwhile
+        return 0.0 if delay is None else delay.delay['seconds']
 
     @delay.setter
     def delay(self, seconds: float) -> None:
@@ -1331,9 +1327,9 @@ class StubApp(Controls):
             if not admitted:  # a cut began after it arrived: closed unanswered, and never recorded
                 exchange.close = 'dropped'
             else:
-                route_as_sent(environ)
-                kept = self.journal.keep_body(environ)  # None for a request it passes by
                 try:
+                    route_as_sent(environ)
+                    kept = self.journal.keep_body(environ)  # None for a request it passes by
                     if self.trust_proxy:
                         apply_forwarded(environ)
                     if self.allowed_hosts is not None:
@@ -1347,15 +1343,19 @@ class StubApp(Controls):
                 except Exception as error:  # a bug: a 500 for its request, and check() raises it
                     answer = self.failed(environ, error)
             result = self.respond(environ, exchange, answer, start_response, cors)
-            if kept is not None and not exchange.page:  # a browser's visit is no call
-                self.journal.record(environ, exchange, kept.whole(), self.meant(environ, exchange))
-            if exchange.fault == 'hang' and exchange.hold:  # journalled as hanging, it waits
-                self.fence.hold(exchange.hold, exchange)
+            try:  # what is noted of it: a failure here is kept for check(), and the answer stands
+                if kept is not None and not exchange.page:  # a browser's visit is no call
+                    self.journal.record(environ, exchange, kept.whole(),
+                                        self.meant(environ, exchange))
+                if exchange.fault == 'hang' and exchange.hold:  # journalled as hanging, it waits
+                    self.fence.hold(exchange.hold, exchange)
+                if self.access_log is not None:
+                    self.log(environ, exchange, started)
+            except Exception as error:
+                self.errors.append(without_frames(error))
         finally:
             if fenced:
                 self.fence.leave()
-        if self.access_log is not None:
-            self.log(environ, exchange, started)
         return result
 
     def api_answer(self, environ: dict, exchange: Exchange) -> Answer | None:
@@ -1531,7 +1531,8 @@ class Fence:
             self._lock.wait_for(lambda: not self._cutting)
             stale = exchange.received < self._cut_at
             self.under_way += 1
-        return not (stale or self.delay is not None and self.hold(self.delay.draw(), exchange))
+        delay = self.delay  # read once: a reset may take it away meanwhile
+        return not (stale or delay is not None and self.hold(delay.draw(), exchange))
 
     def leave(self) -> None:
         with self._lock:
@@ -1637,8 +1638,6 @@ class Journal:
             kept = [item for item in self._entries if cut_at and item[0] >= cut_at]
             self._entries.clear()
             self._entries.extend(kept)
-
-
 
 
 class Coverage:
@@ -1945,8 +1944,6 @@ def parse_allowed_host(text: str) -> str:
                      f'without a port; got {text!r}')
 
 
-
-
 def preflight(environ: dict, exchange: Exchange, allow: bool) -> Answer | None:
     """CORS's preflight, which a page on another origin sends, with no key, before it calls. With
     ``--cors`` (``allow``), a 204 that lets it call the API (``*`` is safe: the key travels in a
@@ -1981,8 +1978,6 @@ def log_line(client: str, request: str, status: str, duration: str) -> str:
     """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
     return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
             f'{printable(request)} {status} {duration}')
-
-
 
 
 # -- Faults: queued, or drawn by chaos -----------------------------------------
@@ -2068,7 +2063,6 @@ class Faults:
                 return None
             kind = self._random.choice(chaos['faults'])
         return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind), 'chaos': True}
-
 
 
 def fault_error(status: int, fault: dict, allow: Sequence[str]) -> ApiError:
@@ -2527,7 +2521,6 @@ def data_path(name: str) -> Path:
     raise FileNotFoundError(f'{name} is in none of {", ".join(map(str, folders))}')
 
 
-
 # -- Assertions: what the client sent, held against what a test expects --------
 
 def call_report(entries: list[dict], what: str, base_path: str, json: Any,
@@ -2959,7 +2952,8 @@ class Waitress:
             self.request.headers['CONNECTION'] = 'close'
             return ({'REQUEST_METHOD': method or '-', 'REQUEST_URI': target, 'PATH_INFO': path,
                      'QUERY_STRING': target.partition('?')[2], 'SCRIPT_NAME': '',
-                     'REMOTE_ADDR': self.channel.addr[0], 'wsgi.input': io.BytesIO()},
+                     'REMOTE_ADDR': self.channel.addr[0], 'wsgi.input': io.BytesIO(),
+                     'wsgi.errors': sys.stderr},
                     ApiError(error.code, error_code_name(error.code), message))
 
         def build_response_header(self) -> bytes:
@@ -3225,7 +3219,7 @@ class StubServer(Controls):
         self._ca_written: str | None = None
         self._server: Waitress | None = None
         self._thread: threading.Thread | None = None
-        self._stopped = False
+        self._stopping = threading.Lock()  #: taken by the first stop(), and kept
 
     @property
     def url(self) -> str:
@@ -3299,11 +3293,10 @@ class StubServer(Controls):
     def stop(self) -> None:
         """Close the socket and every connection at once, and wait for the threads. Only the first
         call does it; a later one waits for the serving thread to end."""
-        if self._stopped:
+        if not self._stopping.acquire(blocking=False):
             if self._thread not in (None, threading.current_thread()):
                 self._thread.join(timeout=5)
             return
-        self._stopped = True
         if self._server is not None:
             self.fence.release()  # a delay or a hang holds a worker thread; let it go
             self._server.close(self._thread)

@@ -286,9 +286,12 @@ def test_a_shutdown_of_an_app_no_stub_server_serves_is_refused(admin):
     assert refused['code'] == 'cannot_stop'
 
 
-def test_a_shutdown_answers_then_stops_the_server():
-    with stub.serve() as server:
-        connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
+@pytest.mark.parametrize('tls', [pytest.param(False, id='http'), pytest.param(True, id='https')])
+def test_a_shutdown_answers_then_stops_the_server(tls):
+    with stub.serve(tls=tls) as server:
+        connection = (http.client.HTTPSConnection('127.0.0.1', server.port, timeout=10,
+                                                  context=server.ssl_context()) if tls else
+                      http.client.HTTPConnection('127.0.0.1', server.port, timeout=10))
         connection.request('POST', '/__admin/shutdown', headers=server.headers)
         response = connection.getresponse()
         assert (response.status, json.loads(response.read())) == (202, {'status': 'stopping'})

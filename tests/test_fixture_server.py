@@ -123,6 +123,29 @@ def _raise_runtime_error(*args, **kwargs):
     raise RuntimeError('a bug in the stub')
 
 
+def test_stop_from_several_threads_at_once_stops_the_server_once():
+    server = stub.StubServer(stub.create_stub()).start()
+    stoppers = [threading.Thread(target=server.stop) for _ in range(3)]
+    for stopper in stoppers:
+        stopper.start()
+    for stopper in stoppers:
+        stopper.join(10)
+    assert not any(stopper.is_alive() for stopper in stoppers)
+    assert not server._thread.is_alive()
+    server.check()  # nothing failed inside it
+
+
+def test_a_failure_in_what_is_noted_of_a_request_is_kept_for_check_and_the_answer_stands():
+    def broken_log(line: str) -> None:
+        raise RuntimeError('a log that fails')
+    app = stub.create_stub(access_log=broken_log)
+    client = webtest.TestApp(app)
+    assert client.get('/v1/pets', headers=AUTH).json == []
+    assert [entry['status'] for entry in app.requests] == [200]
+    (error, text), = app.errors
+    assert isinstance(error, RuntimeError) and 'a log that fails' in text
+
+
 def test_check_raises_once_and_then_is_clear(monkeypatch):
     with stub.serve() as server:
         monkeypatch.setattr(server.app.store, 'list_json', _raise_runtime_error)
