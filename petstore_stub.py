@@ -1058,19 +1058,16 @@ class StubStore(PetStore):
 # -- The fixture server: StubApp, and one path for every request ---------------
 #
 # StubApp (create_stub()) serves create_app()'s bottle app, with the public documents and the admin
-# endpoints added. Every request takes one path, StubApp.__call__(), whose steps read in order:
+# endpoints added, on one path, StubApp.__call__(), as bottle's Bottle._handle() serves a route:
 #
-#     the fence (a reset's cut, the delay) -> the path as sent -> the journal's copy of the body
-#     -> proxy headers -> the Host check -> CORS's preflight -> the server's refusal, a fault, or
-#     the API (bottle: the key check, a route) -> respond() -> the journal -> a hang -> the log
+#     the fence (a reset's cut, the delay) -> the path as sent -> proxy headers -> the Host check
+#     -> CORS's preflight -> the server's refusal, a fault, or the API (bottle: the key check, a
+#     route) -> respond() -> the journal and the coverage -> a hang -> the access log
 #
 # A step that ends the request raises the ApiError to send, or leaves an instruction to close on
-# the request's Exchange; none wraps the next. Every answer leaves through respond(), which renders
-# an ApiError as the Error body, garbles the answer for a fault, adds CORS, and notes the status and
-# error on the Exchange. The Exchange is data only: the server adapter makes it as a request's head
-# arrives, and reads it once the app returns, to close the connection or to stop. Nothing calls out
-# to what holds it: the adapter asks the app one thing (accepts_key(), for 100 Continue), and a
-# StubServer holds the app's parts, for the test API (Controls), which both offer.
+# the request's Exchange, which holds data only: the server adapter makes it as the request's head
+# arrives, and reads it once the app returns. Every answer leaves through respond(). The adapter
+# asks the app one thing, accepts_key(); a StubServer holds the app's parts for the test API.
 
 
 ADMIN_PREFIX = '/__admin/'
