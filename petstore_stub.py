@@ -99,7 +99,7 @@ import time
 import traceback
 import urllib.parse
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import bottle
 import waitress
@@ -460,9 +460,9 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
-    ``/staging/v1``. Part 2's ``create_stub()`` wraps this app in the fixture
+    ``/staging/v1``. Part 2's ``create_stub()`` serves this app in the fixture
     server, giving ``public_paths``, which may be fetched (GET or HEAD) without
-    a key, and an ``error_handler`` that also notes each error it sends.
+    a key, and an ``error_handler`` that hands each error on to its one exit.
     """
     check_api_keys(api_keys)
     store = PetStore() if store is None else store
@@ -1119,12 +1119,8 @@ class Exchange:
         self.stop = False  #: the server stops once this answer is sent (a shutdown)
 
 
-class Answer(NamedTuple):
-    """An answer as WSGI sends it."""
-
-    status: str  #: ``'201 Created'``
-    headers: list[tuple[str, str]]
-    body: Iterable[bytes]
+#: An answer as WSGI sends it: its status line (``'201 Created'``), its headers, its body.
+Answer = tuple[str, list[tuple[str, str]], Iterable[bytes]]
 
 
 class Controls:
@@ -1399,7 +1395,7 @@ class StubApp(Controls):
         (status, headers), = sent
         if exchange.operation in DOCUMENTS:
             headers = [*headers, *document_headers(exchange.page)]
-        return Answer(status, headers, body)
+        return status, headers, body
 
     def respond(self, environ: dict, exchange: Exchange, answer: Answer | ApiError | None,
                 start_response: Callable, cors: bool = False) -> Iterable[bytes]:
@@ -1410,18 +1406,19 @@ class StubApp(Controls):
         if answer is None:
             if exchange.can_close:
                 return []
-            answer = Answer('204 No Content', [], [])
+            answer = '204 No Content', [], []
         if isinstance(answer, ApiError):
             exchange.error = {'code': answer.code, 'message': answer.message}
-            body = answer.body.encode('utf-8')
-            answer = Answer(answer.status_line,
-                            [*answer.headerlist, ('Content-Length', str(len(body)))], [body])
+            data = answer.body.encode('utf-8')
+            answer = (answer.status_line, [*answer.headerlist, ('Content-Length', str(len(data)))],
+                      [data])
         if exchange.fault in ('truncate', 'malformed', 'slow'):
             answer = garbled(answer, exchange.fault, exchange.hold,
                              lambda pause: self.fence.hold(pause, exchange))
-        exchange.status = int(answer.status[:3])
-        start_response(answer.status, [*answer.headers, *CORS_HEADERS] if cors else answer.headers)
-        return [] if environ['REQUEST_METHOD'] == 'HEAD' else answer.body
+        status, headers, body = answer
+        exchange.status = int(status[:3])
+        start_response(status, [*headers, *CORS_HEADERS] if cors else headers)
+        return [] if environ['REQUEST_METHOD'] == 'HEAD' else body
 
     def failed(self, environ: dict, error: Exception) -> ApiError:
         """A failure inside the app: its traceback to the log, kept for check(); a 500 to send."""
@@ -1952,7 +1949,7 @@ def preflight(environ: dict, exchange: Exchange, allow: bool) -> Answer | None:
             or is_admin_call(environ)):
         return None
     if allow:
-        return Answer('204 No Content', PREFLIGHT_HEADERS, [])
+        return '204 No Content', PREFLIGHT_HEADERS, []
     if 'HTTP_ORIGIN' in environ and 'HTTP_ACCESS_CONTROL_REQUEST_METHOD' in environ:
         raise ApiError(403, 'cors_not_enabled', 'this is a preflight from a page on another '
                        'origin, and cross-origin calls are off: start the stub with --cors to let '
@@ -2082,14 +2079,14 @@ def garbled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], A
     """``answer`` as a fault garbles it: not JSON (malformed); or, under the Content-Length of its
     whole body, cut in half (truncate) or sent in ten pieces over ``seconds`` (slow), ``wait``
     between them."""
+    status, headers, body = answer
     if kind == 'malformed':
-        body = b'{"fault": "malformed", this is not JSON}\n'
-        return Answer(answer.status, [*(header for header in answer.headers
-                                        if header[0] != 'Content-Length'),
-                                      ('Content-Length', str(len(body)))], [body])
-    data = b''.join(answer.body)
-    return answer._replace(body=[data[:len(data) // 2]] if kind == 'truncate'
-                           else drip(data, seconds, wait))
+        data = b'{"fault": "malformed", this is not JSON}\n'
+        return status, [*(header for header in headers if header[0] != 'Content-Length'),
+                        ('Content-Length', str(len(data)))], [data]
+    data = b''.join(body)
+    return status, headers, ([data[:len(data) // 2]] if kind == 'truncate'
+                             else drip(data, seconds, wait))
 
 
 def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
