@@ -3485,8 +3485,9 @@ class CannotServe(Exception):
 
 
 def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = StubServer) -> int:
-    """Run the stub until Ctrl-C or SIGTERM; return the exit status. ``server_class`` (a
-    StubServer by default) binds and serves the app: a test passes one that does neither."""
+    """Run the stub until Ctrl-C, SIGTERM or a shutdown request; return the exit status.
+    ``server_class`` (a StubServer by default) binds and serves the app: a test passes one that
+    does neither."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
