@@ -2839,9 +2839,9 @@ class Waitress:
     """The server, waitress 3.0. Only this class touches waitress's internals, each for something
     its API lacks: its parser (stricter; a chunk past the body limit refused at once), its task
     (every request reaches the app with its Exchange, one the parser refused too; a 204 keeps its
-    connection; one the app answers with a close is closed), its channel (the writable() fix; no
-    100 Continue without a key, nor without a body to come; TLS), its loggers (two warnings the
-    faults provoke) and, to stop, its connections."""
+    connection; one the app answers with a close is closed; a shutdown's ends the loop), its channel
+    (no 100 Continue without a key, nor without a body to come; TLS), its loggers (two warnings
+    the faults provoke) and, to stop, its connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
@@ -3015,14 +3015,6 @@ class Waitress:
                 request.headers['CONNECTION'] = 'close'
                 return
             super().send_continue()
-
-        def writable(self) -> bool:
-            # A speed fix: while a task runs, its buffered output waits for send_bytes, yet
-            # waitress calls the connection writable, so the event loop spins and takes the GIL
-            # from the worker it waits for. The worker pulls the trigger when it is done.
-            if self.requests and not (self.will_close or self.close_when_flushed):
-                return self.total_outbufs_len >= self.adj.send_bytes
-            return bool(super().writable())
 
         def handle_close(self) -> None:
             super().handle_close()
