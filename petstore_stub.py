@@ -1351,11 +1351,11 @@ class StubApp(Controls):
                 self.fence.leave()
         return result
 
-    def api_answer(self, environ: dict, exchange: Exchange) -> Answer | None:
+    def api_answer(self, environ: dict, exchange: Exchange) -> Answer | ApiError | None:
         """The server's refusal of a request it could not parse; else the API's answer, held first
         for its operation's delay, or a fault's in its place. None: closed unanswered."""
-        if exchange.refusal is not None:
-            raise exchange.refusal
+        if exchange.refusal is not None:  # returned, not raised: it would take this frame along
+            return exchange.refusal
         route = self.route_of(environ) if self.faults.armed else None
         if route is not None and route.name in OPERATIONS and self.accepts_key(
                 environ.get('HTTP_AUTHORIZATION')):  # a 401 stays a 401
