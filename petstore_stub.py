@@ -1060,7 +1060,7 @@ class StubStore(PetStore):
 # StubApp (create_stub()) serves create_app()'s bottle app, with the public documents and the admin
 # endpoints added, on one path, StubApp.__call__(), as bottle's Bottle._handle() serves a route:
 #
-#     the fence (a reset's cut, the delay) -> the path as sent -> proxy headers -> the Host check
+#     the path as sent -> the fence (a reset's cut, the delay) -> proxy headers -> the Host check
 #     -> CORS's preflight -> the server's refusal, a fault, or the API (bottle: the key check, a
 #     route) -> respond() -> the journal and the coverage -> a hang -> the access log
 #
@@ -1310,6 +1310,7 @@ class StubApp(Controls):
         if exchange is None:  # in process: no server made one
             exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
         started = time.perf_counter()
+        route_as_sent(environ)  # what every step sees: the path as the client sent it
         # API requests wait at the fence; not a refusal, answered at once, nor an admin call: a
         # reset must not wait for itself.
         fenced = exchange.refusal is None and not is_admin_call(environ)
@@ -1321,7 +1322,6 @@ class StubApp(Controls):
                 exchange.close = 'dropped'
             else:
                 try:
-                    route_as_sent(environ)
                     kept = self.journal.keep_body(environ)  # None for a request it passes by
                     if self.trust_proxy:
                         apply_forwarded(environ)
