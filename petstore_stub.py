@@ -1848,6 +1848,10 @@ def nesting(value: Any) -> int:
 
 
 def apply_forwarded(environ: dict) -> None:
+    """For ``--trust-proxy``: the client's scheme, host and address from the last value (the
+    proxy's own) of ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed one is a
+    400, journalled as any other. Not waitress's ``trusted_proxy``: it answers a malformed header
+    with a text/plain 400 that the server adapter cannot turn into the Error body."""
     scheme, host, port, client = (
         None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
         for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
@@ -3152,7 +3156,7 @@ class Waitress:
             app, host=host, port=port, threads=threads, ident='petstore-stub',
             max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
             asyncore_use_poll=True, url_scheme='http' if tls is None else 'https',
-            clear_untrusted_proxy_headers=False)  # ForwardedHeaders decides what to trust
+            clear_untrusted_proxy_headers=False)  # apply_forwarded() decides what to trust
         self._server.channel_class = self.Channel if tls is None else self.TlsChannel
         self._server.petstore_tls, self._server.petstore_log = tls, log  # for TlsChannel
         self.port = int(self._server.effective_port)
