@@ -1505,10 +1505,7 @@ def is_admin_call(environ: dict) -> bool:
 
 
 class Fence:
-    """Where API requests wait: for the delay before each, for a hang after one, and while reset()
-    makes a clean cut. An API request waits while a cut is made, then counts as under way, which a
-    cut waits for; one that arrived before the last cut began, or that a cut let go from its delay,
-    is closed unanswered."""
+    """Where API requests wait; one that a cut let go, or that came before it, closes unanswered."""
 
     def __init__(self) -> None:
         self.delay: Delay | None = None  #: what each API request waits first
@@ -1519,8 +1516,7 @@ class Fence:
         self._stopping = False  #: set by release(): nothing is held any more
 
     def enter(self, exchange: Exchange) -> bool:
-        """Let an API request in once no cut is being made, then hold it for the delay; False if it
-        is to be closed unanswered. Each enter() is followed by a leave()."""
+        """Wait out a cut, then the delay; False: close it unanswered. A leave() follows each."""
         with self._lock:
             self._lock.wait_for(lambda: not self._cutting)
             stale = exchange.received < self._cut_at
@@ -1535,8 +1531,7 @@ class Fence:
                 self._lock.notify_all()
 
     def hold(self, seconds: float, exchange: Exchange) -> bool:
-        """Hold this request (a worker thread) for ``seconds``, or until release() or a cut that
-        began after it arrived (even one over before it came here); True if let go early."""
+        """Hold for ``seconds``, or until release() or a cut begun since it came; True if let go."""
         with self._lock:
             return self._lock.wait_for(
                 lambda: self._stopping or exchange.received < self._cut_at, seconds)
@@ -1549,8 +1544,7 @@ class Fence:
 
     @contextlib.contextmanager
     def cut(self) -> Iterator[int]:
-        """Let every held request go, wait (5 s at most) for those under way, and yield when the
-        cut began; new API requests wait until the block ends."""
+        """Free held requests, wait for those under way, yield the cut's start; new ones wait."""
         with self._lock:
             self._cutting, self._cut_at = True, time.monotonic_ns()
             self._lock.notify_all()  # what a delay, a hang or a slow answer holds is stale now
@@ -1563,10 +1557,8 @@ class Fence:
 
 
 def route_as_sent(environ: dict) -> None:
-    """Route on the path as the client sent it. A segment is matched by its decoded value
-    (``/v1/pets/%31`` is ``/v1/pets/1``), but a path that decoding would change in shape (an encoded
-    slash as in ``/v1/pets%2F1``, an empty or dot segment, bytes that are not UTF-8) is routed as
-    sent, still encoded: it never reaches a resource under another name."""
+    """Route on the path as sent: ``/v1/pets/%31`` is ``/v1/pets/1``, but one decoding would reshape
+    (``/v1/pets%2F1``, an empty or dot segment, not UTF-8) stays encoded, to alias no resource."""
     target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
     if target is None:  # in-process, as WebTest calls it: the path is already decoded
         sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
@@ -1588,9 +1580,7 @@ def is_plain_segment(segment: str) -> bool:
 
 
 class Journal:
-    """The journal: each request as the client sent it (not admin calls, the page at ``/`` or its
-    icon, and credentials other than ``api_keys`` masked), the last ``size`` of them (none at 0),
-    numbered by ``sequence``; and the coverage, counted as each is recorded."""
+    """The last ``size`` requests (0: none) as sent; not admin calls, the page ``/`` or its icon."""
 
     def __init__(self, size: int, admin: bool, api_keys: Sequence[str] = ()) -> None:
         self.size, self.admin, self.api_keys = size, admin, api_keys
@@ -1602,7 +1592,6 @@ class Journal:
         self._cut_at = 0  #: requests that arrived before it are not recorded
 
     def keep_body(self, environ: dict) -> KeptBody | None:
-        """The request's body, kept as the API reads it; None for a request never recorded."""
         if not self._entries.maxlen or (self.admin and is_admin_call(environ)
                                         or environ['PATH_INFO'] == FAVICON):
             return None
@@ -1610,7 +1599,6 @@ class Journal:
 
     def record(self, environ: dict, exchange: Exchange, body: bytes,
                operation: str | None) -> None:
-        """Record a request, once answered, and count its answer for ``operation``."""
         entry = journal_entry(environ, exchange, body, self.api_keys)
         self.coverage.count(operation, entry['status'], entry['fault'])
         with self._lock:
@@ -1619,14 +1607,12 @@ class Journal:
                                                           'sequence': next(self._sequence)}))
 
     def entries(self, since: int = 0) -> list[dict]:
-        """The entries whose ``sequence`` is past ``since``, each body parsed now."""
         with self._lock:
             kept = [entry for _, entry in self._entries if entry['sequence'] > since]
         return [{**entry, 'body': decode_journal_body(entry['body'])} for entry in kept]
 
     def clear(self, cut_at: int = 0) -> None:
-        """Forget every request that arrived before ``cut_at`` (time.monotonic_ns()), now and when
-        it ends; with no ``cut_at``, every request recorded so far."""
+        """Forget requests that arrived before ``cut_at``, now and once answered; with none, all."""
         with self._lock:
             self._cut_at = max(self._cut_at, cut_at)
             kept = [item for item in self._entries if cut_at and item[0] >= cut_at]
@@ -1635,9 +1621,7 @@ class Journal:
 
 
 class Coverage:
-    """What a client's calls met of the API's description since the stub started or this was
-    cleared (a reset leaves it: it spans a test session): each documented response of each
-    operation, each fault, and each call to a deprecated operation."""
+    """What the client's calls met of the API's description; a reset keeps it: it spans a run."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -1663,9 +1647,7 @@ class Coverage:
             self._faults.clear()
 
     def report(self) -> dict:
-        """The counts: ``responses`` (each operation's documented statuses, how often met),
-        ``met`` and ``documented`` (how many of them were met at all), ``faults`` met, and
-        ``deprecated`` (each deprecated operation called: how often, and what replaces it)."""
+        """How often each documented response was met; ``deprecated``: those called, with hints."""
         with self._lock:
             calls, faults = dict(self._calls), dict(self._faults)
         responses = {operation: {status: calls.get((operation, status), 0) for status in statuses}
@@ -1683,7 +1665,6 @@ class Coverage:
 
 
 def described_operations() -> Iterator[tuple[str, str, dict]]:
-    """Each operation of ``data/openapi.json``: its path, its method and its description."""
     for path, methods in openapi_template('openapi.json')['paths'].items():
         for method, operation in methods.items():
             yield path, method, operation
@@ -1691,7 +1672,6 @@ def described_operations() -> Iterator[tuple[str, str, dict]]:
 
 @functools.lru_cache(maxsize=1)
 def described_responses() -> dict[str, tuple[str, ...]]:
-    """Each operation of ``data/openapi.json`` -> the statuses it describes, ``default`` aside."""
     return {operation['operationId']: tuple(status for status in operation['responses']
                                             if status != 'default')
             for _, _, operation in described_operations()}
@@ -1705,19 +1685,16 @@ def deprecated_operations() -> dict[str, str]:
 
 
 def met_count(responses: dict[str, dict[str, int]]) -> int:
-    """How many of the documented responses (Coverage.report()'s) were met at all."""
     return sum(bool(count) for counts in responses.values() for count in counts.values())
 
 
 def never_met(report: dict) -> dict[str, list[str]]:
-    """Each operation with responses never met -> their statuses."""
     never = {operation: [status for status, count in counts.items() if not count]
              for operation, counts in report['responses'].items()}
     return {operation: statuses for operation, statuses in never.items() if statuses}
 
 
 def coverage_line(report: dict) -> str:
-    """``coverage: 7 of 11 documented responses met; never: getPet 404, ...``"""
     never = [f'{operation} {status}' for operation, statuses in never_met(report).items()
              for status in statuses]
     return (f'coverage: {report["met"]} of {report["documented"]} documented responses met'
@@ -1725,8 +1702,7 @@ def coverage_line(report: dict) -> str:
 
 
 class KeptBody:
-    """The request body, standing in for ``wsgi.input`` (which bottle reads with read()): it keeps
-    the first JOURNAL_BODY_BYTES and one more, so that a large body costs the journal nothing."""
+    """Replaces ``wsgi.input`` (bottle only calls read()), keeping only what the journal keeps."""
 
     def __init__(self, environ: dict) -> None:
         self._input, environ['wsgi.input'] = environ['wsgi.input'], self
@@ -1748,10 +1724,7 @@ class KeptBody:
 
 def journal_entry(environ: dict, exchange: Exchange, body: bytes,
                   api_keys: Sequence[str] = ()) -> dict:
-    """What the journal keeps of a request, about 10 KB at most: JOURNAL_TEXT_CHARS of the path and
-    of the query, JOURNAL_HEADER_CHARS of the headers (credentials masked, but ``api_keys``), and
-    the body's first JOURNAL_BODY_BYTES and one more, as bytes (parsed when read). ``truncated``
-    says whether anything was cut."""
+    """What the journal keeps of a request, about 10 KB at most; the body is parsed when read."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ, api_keys)
     status = None if exchange.close else exchange.status
@@ -1773,16 +1746,14 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
 
 
 def request_headers(environ: dict, api_keys: Sequence[str] = ()) -> tuple[dict[str, str], bool]:
-    """The request's headers, up to JOURNAL_HEADER_CHARS in all, and whether any were cut;
-    a value read as UTF-8 where it is UTF-8 (WSGI gives each byte as a Latin-1 character), and a
-    credential masked unless it is ``Bearer`` and one of ``api_keys``."""
+    """The headers, credentials masked, and whether any were cut; each UTF-8 where it is."""
     headers: dict[str, str] = {}
     room = JOURNAL_HEADER_CHARS
     for key, value in environ.items():
         if not (key.startswith('HTTP_') or key in ('CONTENT_TYPE', 'CONTENT_LENGTH') and value):
             continue
         name = key.removeprefix('HTTP_').replace('_', '-').title()
-        with contextlib.suppress(UnicodeError):
+        with contextlib.suppress(UnicodeError):  # WSGI gives each byte as a Latin-1 character
             value = value.encode('latin-1').decode('utf-8')
         room -= len(name) + len(value)
         if room < 0:
@@ -1803,16 +1774,13 @@ def without_credentials(quoted: str) -> str:
 
 
 class Masked(str):
-    """A credential as the journal shows it, ``Bearer <redacted: 16 characters>``, wherever it goes:
-    JSON, a message, the page. ``sent`` keeps it as sent, for a test's expected headers to match,
-    and never leaves the process."""
-
+    """A credential as the journal shows it wherever it goes, ``Bearer <redacted: 16 characters>``;
+    ``sent``, as sent, lets a test's expected headers match, and never leaves the process."""
     sent: str
 
 
 def masked(value: str, api_keys: Sequence[str]) -> str:
-    """A credential header's value, masked but for its scheme; as it is if it is one of the stub's
-    own keys, which the test gave it."""
+    """A credential header's value, masked but for its scheme; as it is if it is the stub's key."""
     scheme, space, secret = value.partition(' ')
     if scheme.lower() == 'bearer' and secret.strip(' \t') in api_keys:
         return value
@@ -1823,15 +1791,13 @@ def masked(value: str, api_keys: Sequence[str]) -> str:
 
 
 def decode_journal_body(body: bytes) -> Any:
-    """A body the journal kept, as JSON when it is whole (no more than JOURNAL_BODY_BYTES),
-    parses, and goes out again as JSON; else as text; None when there was none."""
+    """A kept body: JSON if whole, parsed and fit to send as JSON; else text; None if empty."""
     if not body:
         return None
     text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
     with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
         value = loads_strict(text)
-        # Not all that parses can be sent back: a lone surrogate (``"\ud800"``), a number
-        # past a float (``1e400``), or nesting that leaves no room for the journal's own.
+        # Not all that parses goes back out: a lone surrogate, ``1e400``, nesting too deep to wrap.
         if len(body) <= JOURNAL_BODY_BYTES and nesting(value) <= 100:
             json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
             return value
@@ -1848,10 +1814,9 @@ def nesting(value: Any) -> int:
 
 
 def apply_forwarded(environ: dict) -> None:
-    """For ``--trust-proxy``: the client's scheme, host and address from the last value (the
-    proxy's own) of ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed one is a
-    400, journalled as any other. Not waitress's ``trusted_proxy``: it answers a malformed header
-    with a text/plain 400 that the server adapter cannot turn into the Error body."""
+    """For ``--trust-proxy``: the client's scheme, host and address from the last value of
+    ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed one is a 400, journalled.
+    Not waitress's ``trusted_proxy``: its text/plain 400 cannot become the Error body."""
     scheme, host, port, client = (
         None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
         for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
@@ -1889,12 +1854,10 @@ def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
                     f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
 
 
-#: A node of X-Forwarded-For (RFC 7239, section 6): an IPv4 address, an IPv6 address in brackets,
-#: ``unknown`` or an ``_obfuscated`` name, each perhaps with a port; or a bare IPv6 address.
+#: A node of X-Forwarded-For (RFC 7239, section 6), perhaps with a port; or a bare IPv6 address.
 FORWARDED_NODE = re.compile(
     r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<ipv4>[0-9.]+)|(?P<token>unknown|_[A-Za-z0-9._-]+))'
     r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
-
 
 #: A Host header (RFC 3986): a name (``pet_store``, ``ex%41mple``; no comma, which joins a header
 #: sent twice) or an IPv6 address in brackets, perhaps with a zone; then perhaps a port, or ``:``.
@@ -1904,11 +1867,9 @@ HOST_PATTERN = re.compile(
 
 
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
-    """For a stub on loopback: a page can point a name of its own at 127.0.0.1 (DNS rebinding) and
-    call the stub as its origin, but the browser sends that name in Host. A Host neither a loopback
-    name nor in ``allowed_hosts`` gets a 421, before anything is read or done."""
+    """A 421, before anything is read or done, for a Host neither loopback nor in ``allowed_hosts``:
+    a page may point its own name at 127.0.0.1 (DNS rebinding), but the browser sends it in Host."""
     host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
-    # The port left out: ``localhost:8080`` -> ``localhost``, ``[::1]:8080`` -> ``[::1]``.
     name = (host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]).lower()
     # The names a local browser sends first, found without parsing an address.
     if name in ('localhost', '127.0.0.1', '[::1]') or name in allowed_hosts or is_loopback(name):
@@ -1921,7 +1882,6 @@ def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` is localhost or a loopback address (``127.5.6.7``, ``::1``, ``[::1]``)."""
     with contextlib.suppress(ValueError):
         return (ipaddress.IPv6Address(host[1:-1]) if host.startswith('[')
                 else ipaddress.ip_address(host)).is_loopback
@@ -1929,8 +1889,7 @@ def is_loopback(host: str) -> bool:
 
 
 def parse_allowed_host(text: str) -> str:
-    """A name for ``--allow-host`` as a Host header carries it, port left out: ``pets.local``,
-    ``192.168.1.5`` or ``[fd00::1]``, in lower case; ValueError if it is none."""
+    """A name for ``--allow-host`` as Host carries it, ``[fd00::1]``, lower case; or ValueError."""
     label = '(?!-)[a-z0-9_-]{1,63}(?<!-)'  # ``_`` too, as in a Compose service: ``pet_store``
     name = text.lower() if isinstance(text, str) else ''
     if ':' in name and '%' not in name:  # an IPv6 address; a zone would be sent as %25
@@ -1943,11 +1902,8 @@ def parse_allowed_host(text: str) -> str:
 
 
 def preflight(environ: dict, exchange: Exchange, allow: bool) -> Answer | None:
-    """CORS's preflight, which a page on another origin sends, with no key, before it calls. With
-    ``--cors`` (``allow``), a 204 that lets it call the API (``*`` is safe: the key travels in a
-    header, never in a cookie); without, a 403 naming ``--cors``, the same for every path, where
-    the key check would send the reader after the key. None for any other request, and on the
-    admin endpoints, which stay same-origin: no page elsewhere may reset or read the stub."""
+    """CORS's preflight, keyless: with ``--cors``, a 204 (``*`` is safe: the key is never a cookie);
+    else a 403 naming ``--cors``, not a 401 blaming the key; None otherwise (admin: same-origin)."""
     # The server's refusal of a request it could not parse is no preflight, whatever its method.
     if (environ['REQUEST_METHOD'] != 'OPTIONS' or exchange.refusal is not None
             or is_admin_call(environ)):
@@ -1981,8 +1937,7 @@ def log_line(client: str, request: str, status: str, duration: str) -> str:
 # -- Faults: queued, or drawn by chaos -----------------------------------------
 
 class Faults:
-    """The faults fail_next() queues and chaos draws, and the delays of single operations: what the
-    path takes for an operation's call once its key is accepted (a 401 stays a 401)."""
+    """Queued and chaos faults, and single operations' delays: met once a call's key is accepted."""
 
     def __init__(self) -> None:
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
@@ -1995,12 +1950,10 @@ class Faults:
 
     @property
     def armed(self) -> bool:
-        """Whether a call may meet a fault or a delay; a look without the lock, which take() takes:
-        most requests meet neither, and pay nothing for them."""
+        """Whether a call may meet a fault or a delay, read without the lock: most meet neither."""
         return bool(self._queue or self.chaos or self.delays)
 
     def add(self, fault: dict) -> dict:
-        """Queue ``fault`` (parse_fault()); return it with its ``id``."""
         with self._lock:
             if len(self._queue) >= FAULTS_QUEUED_MAX:
                 raise ApiError(409, 'too_many_faults', f'{FAULTS_QUEUED_MAX} faults are queued, '
@@ -2010,7 +1963,6 @@ class Faults:
             return dict(queued)
 
     def cancel(self, fault_id: int) -> None:
-        """Take the queued fault with this id off the queue; 404 if none is queued."""
         with self._lock:
             kept = [queued for queued in self._queue if queued[0]['id'] != fault_id]
             if len(kept) == len(self._queue):
@@ -2019,8 +1971,7 @@ class Faults:
             self._queue = kept
 
     def take_unused(self) -> list[str]:
-        """Take each queued fault that has not fired all its ``times``, as ``503 for createPet:
-        times 1 of 1 left, after 2 of 2 left``; chaos is never counted."""
+        """Take each queued fault still to fire, described; chaos is never counted."""
         with self._lock:
             unused, self._queue = self._queue, []
         return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
@@ -2029,7 +1980,6 @@ class Faults:
                 for fault, (times, after) in unused]
 
     def set_chaos(self, chaos: dict) -> dict:
-        """Draw faults as ``chaos`` says (parse_chaos()), from its seed on; none at rate 0."""
         with self._lock:
             self.chaos = chaos if chaos['rate'] else None
             self._random.seed(chaos['seed'])
@@ -2045,8 +1995,7 @@ class Faults:
             return {'faults': [dict(fault) for fault, _ in self._queue], 'chaos': self.chaos}
 
     def take(self, operation: str) -> dict | None:
-        """The fault for this request: the first queued of those whose ``after`` has gone by,
-        each counting it; else chaos's."""
+        """The first queued fault whose ``after`` is spent (each counts this call); else chaos's."""
         with self._lock:
             mine = [fault for fault, _ in self._queue if fault['route'] in (None, operation)]
             due = next((fault for fault in mine if not fault['after']), None)
@@ -2064,9 +2013,7 @@ class Faults:
 
 
 def fault_error(status: int, fault: dict, allow: Sequence[str]) -> ApiError:
-    """A fault that is a status: a 401 with a wrong key's challenge, a 405 with Allow (the methods
-    its path takes), a 429 or 503 with Retry-After if asked (a 407's or 426's header is hop-by-hop,
-    which WSGI forbids)."""
+    """A status fault, with its header; not a 407's or 426's: hop-by-hop, which WSGI forbids."""
     headers = {}
     if status == 401:
         headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
@@ -2080,9 +2027,7 @@ def fault_error(status: int, fault: dict, allow: Sequence[str]) -> ApiError:
 
 
 def garbled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], Any]) -> Answer:
-    """``answer`` as a fault garbles it: not JSON (malformed); or, under the Content-Length of its
-    whole body, cut in half (truncate) or sent in ten pieces over ``seconds`` (slow), ``wait``
-    between them."""
+    """``answer`` as a fault garbles it; truncate and slow send the whole body's Content-Length."""
     status, headers, body = answer
     if kind == 'malformed':
         data = b'{"fault": "malformed", this is not JSON}\n'
@@ -2094,7 +2039,6 @@ def garbled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], A
 
 
 def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
-    """``data`` in ten pieces spread over ``seconds``, ``wait`` between them."""
     step = -(-len(data) // 10) or 1
     for start in range(0, len(data), step):
         if start:
@@ -2103,8 +2047,6 @@ def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[
 
 
 def brief(value: Any, as_json: bool = False) -> str:
-    """``repr(value)``, or its JSON as the admin API's messages show a value, cut to 200
-    characters, so that a message stays readable."""
     text = json.dumps(value, ensure_ascii=False) if as_json else repr(value)
     return text if len(text) <= 200 else text[:199] + '…'
 
@@ -2114,13 +2056,11 @@ def brief_json(value: Any) -> str:
 
 
 def as_given(value: Any, nothing: str) -> str:
-    """A value as its caller writes it: JSON over HTTP (whose word for nothing is ``null``), else
-    Python."""
+    """A value as its caller writes it: JSON over HTTP (nothing is ``null``), else Python."""
     return brief(value, as_json=nothing == 'null')
 
 
 def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
-    """``document``'s fields, ``defaults`` for those not given; 400 for a field not there."""
     unknown = [name for name in document if name not in defaults]
     if unknown:
         *names, last = defaults
@@ -2130,8 +2070,7 @@ def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
 
 
 def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """A fault for fail_next or ``POST /__admin/faults`` -> its fields, checked, or 400 (see
-    fail_next()). ``nothing``: the caller's word for no value, ``null`` or ``None``."""
+    """A fault for fail_next() or ``POST /__admin/faults`` -> its fields, checked, or 400."""
     fault = fields_of(document, 'a fault', fault=None, times=1, route=None, after=0,
                       retry_after=None, seconds=None)
     kind, retry_after, seconds = fault['fault'], fault['retry_after'], fault['seconds']
@@ -2180,10 +2119,8 @@ DELAY_FIELDS = {'fixed': ('seconds',), 'uniform': ('lower', 'upper'),
 
 
 def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """A delay for set_delay() or ``POST /__admin/delay`` -> every field, those its distribution
-    does not take None, or 400: ``{"seconds": 0.2}``, ``{"distribution": "uniform", "lower": 0.05,
-    "upper": 0.3}``, ``{"distribution": "lognormal", "median": 0.1, "sigma": 0.5, "cap": 2}``;
-    ``route`` for one operation's calls only, ``seed`` for draws that repeat."""
+    """A delay for set_delay() or ``POST /__admin/delay`` -> every field (None where not taken), or
+    400: ``{"seconds": 0.2}``, ``{"distribution": "lognormal", "median": 0.1, "sigma": 0.5}``."""
     delay = fields_of(document, 'a delay', distribution='fixed', seconds=None, lower=None,
                       upper=None, median=None, sigma=None, cap=None, route=None, seed=None)
     kind, route, seed = delay['distribution'], delay['route'], delay['seed']
@@ -2218,8 +2155,7 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
 
 
 class Delay:
-    """A delay as parse_delay() gives it, drawing its seconds: fixed, uniform, or lognormal (its
-    median and sigma, at most its cap), from a random of its own, so that a seed repeats them."""
+    """parse_delay()'s delay, drawing from a random of its own so that a seed repeats the draws."""
 
     def __init__(self, delay: dict) -> None:
         self.delay = delay
@@ -2253,8 +2189,7 @@ def is_fault(value: Any) -> bool:
 
 def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
                   admin: bool) -> None:
-    """What needs no key: the index at ``/`` (a page for a browser, JSON for anyone else),
-    the OpenAPI description, and no favicon."""
+    """What needs no key: the index (a page for a browser, else JSON), the OpenAPI, no favicon."""
 
     @api.get('/', name='index')
     def index() -> str:
@@ -2305,8 +2240,6 @@ DOCUMENTS = ('index', 'openapi', 'favicon', 'adminOpenapi')
 
 
 def document_headers(page: bool) -> list[tuple[str, str]]:
-    """What a document tells a browser: load nothing from elsewhere (the page, only its own code),
-    be framed nowhere, sniff no types, send no Referer."""
     policy = page_policy() if page else "default-src 'none'; frame-ancestors 'none'"
     return [('Content-Security-Policy', policy), ('X-Content-Type-Options', 'nosniff'),
             ('Referrer-Policy', 'no-referrer')]
@@ -2314,8 +2247,7 @@ def document_headers(page: bool) -> list[tuple[str, str]]:
 
 @functools.lru_cache(maxsize=1)
 def page_policy() -> str:
-    """The page's Content-Security-Policy: its own origin, and of inline code only its own script
-    and style, by hash (``'sha256-...'``), so that a script injected into it never runs."""
+    """The page's CSP: its origin, and its inline code by hash, so that no injected script runs."""
     inline = {tag: ' '.join(
         f"'sha256-{base64.b64encode(hashlib.sha256(code.encode('utf-8')).digest()).decode()}'"
         for code in re.findall(f'<{tag}>(.*?)</{tag}>', page_template(), flags=re.DOTALL))
@@ -2325,8 +2257,7 @@ def page_policy() -> str:
 
 
 def app_url() -> str:
-    """``http://127.0.0.1:8080``: the scheme and host the client used (after --trust-proxy),
-    and the app's mount point."""
+    """The scheme and host the client used (after --trust-proxy), and the app's mount point."""
     environ = bottle.request.environ
     host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
     return f'{environ["wsgi.url_scheme"]}://{host}{mount_point()}'
@@ -2340,9 +2271,7 @@ def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
 
 @functools.lru_cache(maxsize=2)
 def openapi_template(name: str) -> dict:
-    """The file as read once, as page_template() reads the page: neither changes while serving.
-    The admin description gets the names the routes give: OperationId, of the operations, and
-    JournalOperation, of what the journal records."""
+    """Read once (it never changes while serving); the admin one gets the routes' names as enums."""
     document = json.loads(data_path(name).read_text(encoding='utf-8'))
     schemas = document['components']['schemas']
     for schema, names in (('OperationId', OPERATIONS), ('JournalOperation', JOURNALLED)):
@@ -2352,13 +2281,11 @@ def openapi_template(name: str) -> dict:
 
 
 def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
-    """The ``/__admin/`` endpoints of ``data/admin-openapi.json`` (``--admin``, or ``serve()``), for
-    test suites in any language; all but ``health`` and ``openapi.json`` need the key."""
+    """The admin endpoints (``--admin``, serve()); all but health and openapi.json need the key."""
 
     def admin(method: str, path: str, name: str, handler: Callable, *, body: bool = False,
               query: Sequence[str] = (), status: int = 200) -> None:
-        """Route ``handler``, refusing a query parameter (but those in ``query``) or a body it does
-        not take; it gets the body as a JSON object and returns what to send as JSON, None: 204."""
+        """Route ``handler``, which takes the body as a JSON object and returns JSON (None: 204)."""
         where = f'{method} {ADMIN_PREFIX}{path}'
 
         def checked(**in_path: str) -> str:
@@ -2388,9 +2315,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
                            'cleared, or past its size)')
         return found[0]
 
-    def cancel_fault(fault_id: str) -> None:
-        stub.faults.cancel(parse_whole_number(fault_id) or 0)  # no fault has id 0, nor 'x'
-
     def shutdown() -> dict:
         exchange = bottle.request.environ[EXCHANGE]
         if not exchange.can_close:
@@ -2416,9 +2340,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         del call['times']
         return {'matched': matched(entries, **call)}
 
-    def set_delay(document: dict) -> dict:
-        return stub.set_delay(**parse_delay(document))
-
     admin('GET', 'health', 'health', lambda: {
         'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path})
     admin('GET', 'openapi.json', 'adminOpenapi', lambda: openapi_document(
@@ -2437,19 +2358,20 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     admin('POST', 'faults', 'addFault', lambda document: stub.faults.add(parse_fault(document)),
           body=True, status=201)
     admin('DELETE', 'faults', 'clearFaults', stub.faults.clear)
-    admin('DELETE', 'faults/<fault_id>', 'cancelFault', cancel_fault)
+    admin('DELETE', 'faults/<fault_id>', 'cancelFault', lambda fault_id: stub.faults.cancel(
+        parse_whole_number(fault_id) or 0))  # no fault has id 0, nor 'x'
     admin('GET', 'settings', 'getSettings', stub.settings)
     admin('GET', 'coverage', 'getCoverage', stub.coverage)
     admin('DELETE', 'coverage', 'clearCoverage', stub.clear_coverage)
     admin('POST', 'shutdown', 'shutdown', shutdown, status=202)
     admin('POST', 'chaos', 'setChaos',
           lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
-    admin('POST', 'delay', 'setDelay', set_delay, body=True)
+    admin('POST', 'delay', 'setDelay', lambda document: stub.set_delay(**parse_delay(document)),
+          body=True)
 
 
 def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
-    """A filter for ``POST /__admin/requests/count`` (or ``/assert``, with ``times``) ->
-    assert_called's arguments, or 400. ``null`` is a field not given, as None is in Python."""
+    """A filter (``times`` for /assert) -> assert_called's arguments, or 400; null: not given."""
     call = fields_of(document, 'a filter', operation=None, method=None, path=None, query=None,
                      json=None, headers=None, **({'times': None} if times else {}))
     operation, method, path = call.pop('operation'), call.pop('method'), call.pop('path')
@@ -2481,9 +2403,8 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
 
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
-    """Add ``new_pets`` (as read_fixtures() gives them) to an empty ``store``, else 409: a second
-    load, or a restart with ``--fixtures``, never duplicates them. The store looks when it gives
-    the ids, so a create that comes first, even one still to be written, counts."""
+    """Add ``new_pets`` to an empty ``store``, else 409: a second load, or a restart with
+    ``--fixtures``, never duplicates them. An earlier create counts, even one not yet written."""
     return store.add_many(new_pets, into_empty=True)
 
 
@@ -2508,8 +2429,7 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
 
 
 def data_path(name: str) -> Path:
-    """A file of ``data/``: beside this file (a checkout, an sdist), else in the wheel's
-    ``share/petstore-stub/``, under a prefix two or three levels above site-packages."""
+    """A file of ``data/``: beside this one (a checkout, an sdist), else where the wheel puts it."""
     here = Path(__file__).resolve().parent
     folders = [here / 'data',
                *(prefix / 'share' / 'petstore-stub' for prefix in list(here.parents)[1:3])]
