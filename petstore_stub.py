@@ -2444,9 +2444,8 @@ def data_path(name: str) -> Path:
 def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                 query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
                 times: int | None, show: Callable[[Any], str] = brief) -> tuple[str, dict] | None:
-    """Why the calls recorded in ``entries`` do not satisfy assert_called, None if they do: as a
-    message, with values as ``show`` writes them (Python's repr, or JSON), and as data, the filter
-    and, for each call the message lists, its sequence and its differences (up to 20) as JSON."""
+    """Why the recorded ``entries`` fail assert_called, or None: as a message, values as ``show``
+    writes them; as JSON, the filter and each listed call's sequence and first 20 differences."""
     if times is not None and not is_whole(times):
         raise ValueError(f'times is a whole number from 0; got {times!r}')
     if query is not None and any(value is None for value in query.values()):
@@ -2495,7 +2494,6 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
 
 
 def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
-    """Some of ``total`` recorded requests, one a line by number, and how many are left out."""
     lines = [f'  {number}. {describe_call(entry)}' for number, entry in numbered]
     if total > len(numbered):
         lines.append(f'  ... and {total - len(numbered)} more (the journal, requests, has them)')
@@ -2529,11 +2527,8 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
                      headers: Mapping[str, str] | None) -> Iterator[tuple[str, Any, Any]]:
     """How a recorded request differs from what was expected (``query`` as query_as_text() gives
     it): (field, expected, sent) for each field that differs, ABSENT where it is on one side only.
-
-    Lazily, and so that the first n differences cost time that grows with the entry (which the
-    journal bounds) and n, never with the filter: a test may ask whether there is any, or for the
-    first few, of a filter of 80,000 keys against each of 1,000 entries.
-    """
+    Lazily: the first n cost time that grows with n and the entry (which the journal bounds), never
+    with the filter, which may hold 80,000 keys, matched against each of 1,000 entries."""
     body = entry['body']
     if isinstance(json, dict) and isinstance(body, dict):
         for name, expected in json.items():  # each name passed over is one of the body's
@@ -2604,8 +2599,8 @@ def times_phrase(count: int) -> str:
 
 
 def is_refused_as_malformed(entry: dict) -> bool:
-    """A request the stub refused because the client built it wrong (a bad parameter or body, no
-    such path or method, too large, not JSON, not HTTP/1.x); not a fault."""
+    """A request refused as the client built it wrong (a bad parameter or body, no such path or
+    method, too large, not JSON, not HTTP/1.x), not by a fault."""
     status = entry['status']
     return entry.get('fault') is None and (  # a fault: the test asked for it
         status in (400, 405, 413, 415, 431, 505) or status == 404 and entry['operation'] is None)
@@ -2614,10 +2609,9 @@ def is_refused_as_malformed(entry: dict) -> bool:
 # -- The console: text for a person, never in the way of a request -------------
 
 class Console(logging.handlers.QueueListener):
-    """Text for a person to read (the banner, the access log, stderr while serving), written by the
-    listener's thread: ``log()`` (a line) and ``write()`` (any text, as ``sys.stderr`` takes it)
-    only put it in a bounded queue, so a stalled or closed reader never costs a request. Text that
-    finds it full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
+    """Text for a person: ``log()`` and ``write()`` (as ``sys.stderr``) only queue it, bounded, for
+    the listener's thread, so a stalled or closed reader never costs a request. What finds the
+    queue full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
 
     def __init__(self, stream: IO[str] | None, warnings: Console | None = None,
                  name: str = 'the access log') -> None:
@@ -2646,7 +2640,6 @@ class Console(logging.handlers.QueueListener):
         """Nothing to do: the listener writes as soon as it can."""
 
     def handle(self, text: str) -> None:
-        """Write ``text``, in the listener's thread."""
         if self._broken:
             return
         try:
@@ -2660,8 +2653,7 @@ class Console(logging.handlers.QueueListener):
             self._warn(f'{self.name} cannot be written ({reason}); its lines are dropped')
 
     def stop(self) -> None:
-        """Write what is queued, waiting a second at most for a stalled reader (QueueListener's
-        stop() would wait for ever)."""
+        """Write what is queued, giving a stalled reader 1 s (QueueListener's waits for ever)."""
         with contextlib.suppress(queue.Full):
             self.enqueue_sentinel()
         self._thread.join(1.0)
@@ -2682,11 +2674,10 @@ TLS_NAMES = ('localhost', '127.0.0.1', '::1')
 
 
 class Tls:
-    """What HTTPS takes: the server's SSLContext, and the PEM of the CA a client is to trust. The
-    stub makes both at start, with trustme (the ``tls`` extra): a CA whose key stays in memory, so
-    trusting it lets nothing else in, and which is worth nothing once the stub stops; and a
-    certificate it signs for ``names`` too. Or ``cert_file`` (and ``key_file``, unless the key is
-    in it) gives a certificate of your own, such as mkcert's, and ``ca_pem`` is None."""
+    """The server's SSLContext, and ``ca_pem``, the CA a client is to trust. trustme (the ``tls``
+    extra) makes both at start, the certificate for ``names`` too, the CA's key only in memory:
+    trusting it lets nothing else in, nor anything once the stub stops. Or ``cert_file`` (and
+    ``key_file``, unless it holds the key) is a certificate of your own, and ``ca_pem`` is None."""
 
     def __init__(self, names: Iterable[str] = (), cert_file: str | os.PathLike | None = None,
                  key_file: str | os.PathLike | None = None) -> None:
@@ -2760,12 +2751,11 @@ class ServerError(Exception):
 
 
 class Waitress:
-    """The server, waitress 3.0. Only this class touches waitress's internals, each for something
-    its API lacks: its parser (stricter; a chunk past the body limit refused at once), its task
-    (every request reaches the app with its Exchange, one the parser refused too; a 204 keeps its
-    connection; one the app answers with a close is closed; a shutdown's ends the loop), its channel
-    (no 100 Continue without a key, nor without a body to come; TLS), its loggers (two warnings
-    the faults provoke) and, to stop, its connections."""
+    """The server, waitress 3.0. Only this class touches its internals, for what its API lacks: its
+    parser (stricter; an over-limit chunk refused at once), its task (every request, refused ones
+    too, reaches the app with its Exchange; a 204 keeps its connection; the app can close one
+    unanswered; a shutdown's ends the loop), its channel (no 100 Continue without a key or a body
+    to come; TLS), its loggers (two warnings faults provoke) and, to stop, its connections."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
@@ -2788,8 +2778,7 @@ class Waitress:
 
         def received(self, data: bytes) -> int:
             consumed = super().received(data)
-            # A chunk declared larger than the body may be is refused at once: waitress would wait
-            # for all of it, answering nothing meanwhile.
+            # waitress would wait for the whole of a chunk past the body limit, answering nothing.
             chunks, limit = self.body_rcv, self.adj.max_request_body_size
             if (self.chunked and not self.completed and chunks is not None
                     and len(chunks) + chunks.chunk_remainder > limit):
@@ -2822,8 +2811,7 @@ class Waitress:
         """Plain HTTP sent to the HTTPS port."""
 
     class PlainToTls(Parser):
-        """The parser for plain HTTP sent to the HTTPS port: whatever the request, once its head
-        has ended or been refused, a 400 says to use https://, with the request line as sent."""
+        """Plain HTTP to the HTTPS port: a 400 naming https:// once its head ends or is refused."""
 
         def received(self, data: bytes) -> int:
             consumed = super().received(data)
@@ -2833,14 +2821,12 @@ class Waitress:
             return consumed
 
     class Task(waitress.task.WSGITask):
-        """waitress's call of the app, for every request: with its Exchange in the environ, and a
-        request the parser refused as well, for the app to answer with its Error, and journal and
-        log it, as any other."""
+        """waitress's call of the app, with the Exchange in the environ, for every request: one the
+        parser refused too gets its Error from the app, journalled and logged as any other."""
 
         def get_environment(self) -> dict:
-            request = self.request
-            received = getattr(request, 'petstore_received', None) or time.monotonic_ns()
-            if request.error is None:
+            received = getattr(self.request, 'petstore_received', None) or time.monotonic_ns()
+            if self.request.error is None:
                 environ, refusal = super().get_environment(), None
             else:
                 environ, refusal = self.refusal()
@@ -2848,8 +2834,7 @@ class Waitress:
             return environ
 
         def refusal(self) -> tuple[dict, ApiError]:
-            """The environ of a request the parser refused, with its request line as sent and no
-            headers nor body; and the Error it gets."""
+            """The environ and Error of a refused request, with only its request line, as sent."""
             error = self.request.error  # a waitress.utilities.Error: code, reason, body
             message = {
                 413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
@@ -2875,9 +2860,8 @@ class Waitress:
                     ApiError(error.code, error_code_name(error.code), message))
 
         def build_response_header(self) -> bytes:
-            # waitress closes after any HTTP/1.1 answer without a Content-Length, unless it closes
-            # already; yet a 204 (or 304) has no body and ends with its headers. So it keeps the
-            # connection, unless the client or waitress asked to close it.
+            # waitress closes after any HTTP/1.1 answer with no Content-Length, yet a 204 (or 304)
+            # ends with its headers: it keeps its connection unless a close was asked for.
             keep = self.version == '1.1' and not self.has_body and not self.close_on_finish
             if keep:
                 self.close_on_finish = True  # waitress then adds no Connection: close of its own
@@ -2888,9 +2872,8 @@ class Waitress:
 
         def finish(self) -> None:
             """Send the response, unless the app asked to close the connection unanswered: with a
-            FIN, or a TCP reset (RST) for 'reset'. Requests pipelined behind it then go unserved,
-            as its client sees them go. After a shutdown's answer the connection closes, and its
-            close ends the event loop."""
+            FIN, or a TCP reset (RST) for 'reset', leaving requests pipelined behind it unserved.
+            After a shutdown's answer the connection closes, and its close ends the event loop."""
             if self.exchange.close is None:
                 super().finish()
                 if self.exchange.stop:
@@ -2904,8 +2887,7 @@ class Waitress:
                 with contextlib.suppress(OSError):
                     channel.socket.shutdown(socket.SHUT_RDWR)
                 return
-            # A reset is a close with a zero linger, in the event loop's own thread, so that the
-            # descriptor cannot be reused under the loop's feet.
+            # Closed with zero linger in the loop's thread, so no descriptor is reused under it.
             closed = threading.Event()
 
             def reset() -> None:
@@ -2920,15 +2902,12 @@ class Waitress:
             closed.wait(5)
 
     class Channel(waitress.channel.HTTPChannel):
-        """waitress's connection, with the parser and the task above (for refusals too)."""
-
         abrupt = False  # closed by a reset fault
         ends_loop = False  # it carried a shutdown: its close ends the event loop
 
         def send_continue(self) -> None:
-            # A body sent with Expect: 100-continue is asked for only with a key the app takes;
-            # else the request goes on at once, without it, for its 401, and the connection then
-            # closes, as the body may come all the same.
+            # 100 Continue only with a key the app takes; else the request goes on at once without
+            # its body, for its 401, and the connection closes after it: the body may come anyway.
             request = self.request
             if request.completed:  # no body to ask for: waitress would wait for one all the same
                 request.expect_continue = False
@@ -2948,11 +2927,10 @@ class Waitress:
     Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, Task
 
     class TlsChannel(Channel):
-        """A connection to the HTTPS port. Its first byte tells a TLS handshake (a record of type
-        22) from plain HTTP, which is parsed for its 400. The handshake, then each read and write,
-        go as far as the socket lets them and return: a client silent, or sending a byte at a
-        time, holds no worker and never the event loop. A handshake is no activity: one not done
-        within waitress's channel timeout (120 s) is closed, as an idle connection is."""
+        """A connection to the HTTPS port. Its first byte tells a TLS handshake from plain HTTP,
+        parsed for its 400. The handshake and each read and write go as far as the socket lets them
+        and return: a silent or byte-at-a-time client holds no worker, nor the loop. Handshaking is
+        no activity: one not done within the channel timeout (120 s) is closed as idle."""
 
         tls = 'first byte'  # then 'handshake', then 'tls'; or 'plain'
         wants_write = False  # the handshake waits for the socket to take more
@@ -3052,9 +3030,8 @@ class Waitress:
 
     #: What a handshake's failure most often means, by the end of OpenSSL's reason.
     HANDSHAKE_HINTS = {
-        'UNKNOWN_CA': ': the client does not trust the certificate',
-        'BAD_CERTIFICATE': ': the client does not trust the certificate',
-        'CERTIFICATE_UNKNOWN': ': the client does not trust the certificate',
+        **dict.fromkeys(('UNKNOWN_CA', 'BAD_CERTIFICATE', 'CERTIFICATE_UNKNOWN'),
+                        ': the client does not trust the certificate'),
         'UNEXPECTED_EOF_WHILE_READING': ': the client closed, as one that does not trust the '
                                         'certificate may',
     }
@@ -3100,8 +3077,7 @@ class Waitress:
 
     @staticmethod
     def close_connections(server: Any) -> None:
-        """Close the listening socket and every connection of waitress's ``server``: its event
-        loop, left with nothing to watch, ends."""
+        """Close the listening socket and the connections; the loop, with nothing to watch, ends."""
         for dispatcher in list(server._map.values()):
             with contextlib.suppress(OSError):  # closed already, by its client
                 if dispatcher is server:
@@ -3230,14 +3206,12 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file.
-    Without ``api_key``, the demo key is accepted on loopback, and on any other ``host`` a random
-    key (``server.api_key``); there the demo key is a ValueError, raised before anything is opened.
-    On a loopback ``host`` only requests sent to a loopback name or to ``allowed_hosts`` are
-    answered (others get a 421); None, or any other address, answers any Host. ``tls=True``
-    serves HTTPS with a throwaway CA (``server.ca_file``, ``server.ssl_context()``). On leaving the
-    block the server stops, then ``check()`` raises what failed inside it, or a queued fault left
-    unused.
-    """
+    Without ``api_key``, the demo key is accepted on loopback, and elsewhere a random key
+    (``server.api_key``); there the demo key is a ValueError, raised before anything is opened. On
+    a loopback ``host`` only requests to a loopback name or ``allowed_hosts`` are answered (others
+    get a 421); None, or any other address, answers any Host. ``tls=True`` serves HTTPS with a
+    throwaway CA (``server.ca_file``, ``server.ssl_context()``). On leaving the block the server
+    stops, then ``check()`` raises what failed inside it, or a queued fault left unused."""
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     certificate = Tls(tls_names(host, allowed_hosts or ())) if tls else None
     with StubStore(db) as store:
