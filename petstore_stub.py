@@ -3290,8 +3290,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
-    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe (the
-    published demo key off loopback). None given: the demo key on loopback, else a random one."""
+    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe."""
     if not given:
         return ([DEMO_API_KEY], False) if is_loopback(host) else ([secrets.token_urlsafe(24)], True)
     check_api_keys(given)
@@ -3312,8 +3311,7 @@ def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
 
 
 def parse_decimal(text: str) -> float | None:
-    """Decimal digits with at most one point -> their value; None for anything else, such as the
-    sign, exponent, underscore or space float() would take."""
+    """Digits with at most one point -> their value; else None: no sign, exponent, _ or space."""
     return float(text) if re.fullmatch(r'[0-9]+(\.[0-9]*)?|\.[0-9]+', text) else None
 
 
@@ -3324,8 +3322,7 @@ chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1, 'a rate is a numbe
 
 
 def delay_flag(text: str) -> dict:
-    """``--delay [ROUTE=]SECONDS``, ``uniform:LOWER:UPPER`` or ``lognormal:MEDIAN:SIGMA[:CAP]``
-    -> set_delay()'s arguments, or an ArgumentTypeError."""
+    """``--delay [ROUTE=]DELAY`` -> set_delay()'s arguments, or an ArgumentTypeError."""
     route, equals, spec = text.rpartition('=')
     kind, *numbers = spec.split(':') if ':' in spec else ('fixed', spec)
     if equals and not route:
@@ -3376,8 +3373,7 @@ class CannotServe(Exception):
 
 def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = StubServer) -> int:
     """Run the stub until Ctrl-C, SIGTERM or a shutdown request; return the exit status.
-    ``server_class`` (a StubServer by default) binds and serves the app: a test passes one that
-    does neither."""
+    ``server_class`` binds and serves the app: a test passes one that does neither."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -3385,7 +3381,7 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         api_keys, generated = choose_api_keys(
             args.api_keys + [key.strip() for key in from_environment if key.strip()], args.host)
         port = args.port
-        if port is None:  # then $PORT, else 8080
+        if port is None:
             try:
                 port = port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
             except argparse.ArgumentTypeError as error:
@@ -3453,7 +3449,6 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
 
 def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, port: int,
                 console: Console, server_class: type[StubServer], tls: Tls | None) -> None:
-    """Open the store, print the banner, serve until stopped, and close the store."""
     # Read first: a fixtures file that cannot be used leaves no new database behind.
     fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
     with StubStore(None if args.db == MEMORY_DB else args.db) as store:
@@ -3515,9 +3510,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
 
 
 def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a new file beside it, so that a reader sees all of it or
-    none. The new file's name cannot be guessed, and it is created, never opened through a link
-    planted in its place."""
+    """Write ``text`` to ``path`` through a new file beside it: a reader sees all of it or none.
+    That file's name cannot be guessed; it is created, never opened through a planted link."""
     descriptor, temporary = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp',
                                              dir=path.parent)
     try:
@@ -3537,8 +3531,8 @@ def remove_if_holding(path: Path, text: str) -> None:
 
 
 def holds_only(path: Path, beginning: str) -> bool:
-    """Whether ``path`` is missing, empty, or begins as a file the stub writes there begins:
-    one it may write over (one a stub left when killed, or made empty by mktemp)."""
+    """Whether ``path`` is missing, empty (as from mktemp) or begins as the stub's own file does
+    (one a killed stub left): one it may write over."""
     try:
         with open(path, encoding='utf-8') as file:
             text = file.read(len(beginning))
@@ -3584,8 +3578,7 @@ def raise_open_files_limit(wanted: int) -> None:
 
 
 def run_until_stopped(server: StubServer) -> None:
-    """Serve until SIGTERM, SIGINT or a shutdown request, then stop the server. A stop, once begun,
-    finishes: a second signal would cut the fold of the log short."""
+    """Serve until stopped. A second signal is ignored: it would cut the log's fold short."""
     def stop(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -3604,8 +3597,7 @@ def run_until_stopped(server: StubServer) -> None:
 
 
 # -- The pytest fixtures -------------------------------------------------------
-# The package registers this module under the ``pytest11`` entry point. The fixtures exist only when
-# pytest is already running, so serving the stub never imports pytest, nor needs it installed.
+# A ``pytest11`` plugin, defined only when pytest runs: serving never imports pytest, nor needs it.
 
 if 'pytest' in sys.modules:
     import pytest
@@ -3641,9 +3633,8 @@ if 'pytest' in sys.modules:
     COVERAGE = pytest.StashKey[dict]()
 
     def add_coverage(config: pytest.Config, report: dict) -> None:
-        total = config.stash.get(COVERAGE, None)
-        if total is None:
-            config.stash[COVERAGE] = report
+        total = config.stash.setdefault(COVERAGE, report)
+        if total is report:
             return
         for operation, counts in report['responses'].items():
             for status, count in counts.items():
@@ -3733,9 +3724,8 @@ if 'pytest' in sys.modules:
     @pytest.fixture
     def petstore_server(petstore_session_server: StubServer, petstore_fixtures: Any,
                         request: pytest.FixtureRequest) -> Iterator[StubServer]:
-        """The session's stub server, emptied (store, journal, faults) for this test. At teardown a
-        test fails if it left a queued fault unused and, if asked, if its client sent a request the
-        stub refused as malformed; the ini options and markers above turn each off or on."""
+        """The session's stub, emptied (store, journal, faults) for this test, which fails on a
+        fault left queued and, if asked, on a malformed request (ini options, markers above)."""
         server = petstore_session_server
         server.reset()
         if petstore_fixtures:
