@@ -615,35 +615,24 @@ def pets_phrase(count: int) -> str:
 
 # =============================================================================
 # Part 2: the machinery. A first read may stop here.
-#
-# What follows keeps the promises of part 1 under load and at the edges, and
-# makes the stub a fixture server: durable storage, the fixture server's
-# pieces, the OpenAPI document, the server, the command line, pytest fixtures.
 # =============================================================================
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
-#
-# The pets live in memory, in a dict from id to document, in id order. On disk they are a TinyDB
-# file, ``{"pets": {"1": {...}, ...}}``, and beside it, in ``<file>.log``, the changes made since
-# the file was last written, one JSON line each:
+# On disk the pets are a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it, in
+# ``<file>.log``, the changes made since it was last written, one JSON line (a Change) each:
 #
 #     {"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}    (new pets, by id)
 #     {"write": {"pets": {}}}                      (a reset: each table named replaced)
 #
-# A Change is one such line: what each kind does, to the pets in memory and to the tables a replay
-# reads, is said in Change alone, so a new kind of change is a case there and nowhere else.
-#
-# A change counts once its line is in the log, opened for synchronous writes (O_DSYNC): a create
-# costs one short write, however many pets there are, and only then is the pet visible. Once the log
-# is as long as the file, and at start and close, it is folded into the file (a checkpoint): the
-# file is replaced crash-safely, and only then is the log emptied; a log replayed over a file that
-# already holds it changes nothing. One stub per database: the file is locked (through any name, a
-# hard link too), and the log at its path, where another file may be put over the database (it is
-# not read, and the next fold writes over it).
+# A change counts once its line is in the log, opened with O_DSYNC: a create costs one short write,
+# however many pets, and only then is the pet visible. Once the log is as long as the file, and at
+# start and close, it is folded in (a checkpoint): the file is replaced crash-safely, then the log
+# emptied; a log replayed over a file holding it changes nothing. One stub per database: the file
+# is locked (through any name, a hard link too), and the log at its path, where another file may be
+# put over the database (it is not read, and the next fold writes over it).
 
 PETS_TABLE = 'pets'
-#: Synchronous writes (Linux, macOS): one system call puts a log line on disk.
-O_DSYNC = getattr(os, 'O_DSYNC', 0)
+O_DSYNC = getattr(os, 'O_DSYNC', 0)  #: (Linux, macOS) one system call puts a log line on disk
 
 
 class DatabaseError(Exception):
@@ -651,15 +640,13 @@ class DatabaseError(Exception):
 
 
 class LockedJSONStorage(Storage):
-    """A TinyDB storage for a JSON file, created if missing and locked while open. ``write()``
-    replaces the file atomically (TinyDB's JSONStorage writes in place), keeping its mode, and
-    raises OSError if it cannot; ids may be ints, which JSON writes as TinyDB's strings."""
+    """A TinyDB storage for a JSON file, locked while open. ``write()`` replaces it atomically
+    (TinyDB's JSONStorage writes in place), keeping its mode, or raises OSError; ids may be ints."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         super().__init__()
         self.name = Path(path)  #: as given, for messages
-        # The file itself, not a link to it: a rename then replaces the file and keeps the link.
-        self.path = Path(os.path.realpath(path))
+        self.path = Path(os.path.realpath(path))  # a rename replaces the file, not a link to it
         self._descriptor = open_locked(self.path, self.name, os.O_RDONLY)
 
     def size(self) -> int:
@@ -708,12 +695,11 @@ class LockedJSONStorage(Storage):
 
 
 def open_locked(path: Path, name: Path, flags: int) -> int:
-    """Open and lock ``path`` (created empty if missing); DatabaseError if it cannot be, or is no
-    regular file (a device, whose node a fold would replace; a pipe; a folder)."""
+    """Open and lock the regular file ``path``, created empty if missing; else DatabaseError."""
     while True:
         try:
             with contextlib.suppress(FileNotFoundError):
-                if not stat.S_ISREG(os.stat(path).st_mode):
+                if not stat.S_ISREG(os.stat(path).st_mode):  # a fold would replace a device
                     raise DatabaseError(f'{name}: not a regular file; choose a file for --db, or '
                                         '--db :memory: to keep nothing')
             descriptor = os.open(path, flags | os.O_CREAT, 0o666)
@@ -722,9 +708,7 @@ def open_locked(path: Path, name: Path, flags: int) -> int:
                                 'another --db, or --db :memory: to keep nothing') from None
         try:
             lock_file(descriptor, name)
-            # The stub that held the lock may have renamed a new file over this one (a fold), or
-            # removed it (its log, at its stop), before unlocking it.
-            if is_at(descriptor, path):
+            if is_at(descriptor, path):  # else its last holder replaced it (a fold) or removed it
                 return descriptor
         except BaseException:
             os.close(descriptor)
@@ -778,10 +762,9 @@ def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
 
 
 def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
-    """``tables`` with the changes logged in ``path`` applied; DatabaseError if it is damaged. A
-    last line without its newline, cut short by a crash, was never answered: it is left out."""
+    """``tables`` with the changes logged in ``path`` applied; DatabaseError if it is damaged."""
     try:
-        lines = path.read_bytes().split(b'\n')[:-1]
+        lines = path.read_bytes().split(b'\n')[:-1]  # a last line cut by a crash was never answered
     except OSError as error:
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
     overwritten: dict[tuple[str, str], int] = {}
@@ -800,12 +783,7 @@ def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict
 
 
 class Change:
-    """One change to the tables, as its log line has it: ``{kind: {table: {id: document}}}``.
-
-    ``insert`` adds new pets, given their ids by the writer (give_ids()); ``write`` is a reset,
-    which empties the pets. The store makes changes, the log keeps them, a replay makes them again:
-    all three meet each kind here.
-    """
+    """One log line, and the one place saying what each kind does, in memory or replayed."""
 
     KINDS = ('insert', 'write')
 
@@ -829,8 +807,7 @@ class Change:
         return change
 
     def give_ids(self, last: int) -> int:
-        """Give the new pets their ids, after ``last``, the last id given before this change;
-        return the last id given after it. An ApiError if there are no more."""
+        """Give the new pets ids after ``last`` and return the last; ApiError if none are left."""
         if self.kind == 'write':
             return 0
         self.tables = {PETS_TABLE: give_ids(self.new_pets, last, self.into_empty)}
@@ -841,12 +818,9 @@ class Change:
 
     def apply(self, tables: dict[str, dict], overwritten: dict | None = None,
               line: int = 0) -> None:
-        """Make the change on ``tables``: the pets in memory, or a file's tables being replayed.
-
-        A replay notes in ``overwritten`` each document an insert puts over a different one, by
-        table and id, with its ``line``; a write forgets them. A log replayed over a file that
-        holds it crosses its resets so, and ends with none.
-        """
+        """Make the change on ``tables``: the pets in memory, or a file's tables being replayed. A
+        replay notes in ``overwritten`` each document an insert puts over a different one, with its
+        ``line``; a write forgets them: a log replayed over a file holding it ends with none."""
         for name, documents in self.tables.items():
             table = tables.setdefault(name, {})
             if self.kind == 'write':
@@ -860,10 +834,9 @@ class Change:
 
 
 class DurableTable:
-    """The pets in a TinyDB file and its log. ``make()`` queues a change under the store's
-    ``lock``, then waits without it; one waiting thread at a time writes every change queued so far
-    in one write, and those whose change went with it return (group commit). The log is folded in
-    at ``checkpoint_lines`` lines, or as many as the file has pets if more."""
+    """The pets in a TinyDB file and its log. ``make()`` queues a change under the store's ``lock``
+    and waits without it; one waiting thread at a time writes all changes queued so far at once
+    (group commit). The log is folded in at max(``checkpoint_lines``, the file's pets) lines."""
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
                  checkpoint_lines: int = 1000) -> None:
@@ -903,8 +876,7 @@ class DurableTable:
         self.pets = {int(pet_id): pet for pet_id, pet in tables.pop(PETS_TABLE).items()}
         self._tables = tables  #: the file's other tables, kept as they are
         self._file_pets = len(self.pets)
-        # An empty file never goes with a log: emptied later, it shows a loss.
-        if logged or not self._storage.size():
+        if logged or not self._storage.size():  # an empty file with a log shows a loss: write it
             try:
                 self._checkpoint([])
             except OSError as error:
@@ -916,7 +888,6 @@ class DurableTable:
         with self._lock:
             self._batch.append(change)
         while not change.written:
-            # Waiters sleep on a condition: queued on the writer's lock, they would wake one by one.
             if self._writer.acquire(blocking=False):
                 try:
                     if not change.written:  # else a write that has just ended took it
@@ -925,7 +896,7 @@ class DurableTable:
                     self._writer.release()
                     with self._written:
                         self._written.notify_all()
-            else:
+            else:  # waiters sleep on a condition: queued on the lock, they would wake one by one
                 with self._written:
                     self._written.wait_for(lambda: change.written or not self._writer.locked())
         if change.failure is not None:
@@ -943,8 +914,7 @@ class DurableTable:
                 change.failure = error
         made = [change for change in batch if change.failure is None]
         try:
-            # Once the log is as long as the file, folding it in costs each change O(1).
-            if self._log_lines >= max(self._checkpoint_lines, self._file_pets):
+            if self._log_lines >= max(self._checkpoint_lines, self._file_pets):  # amortized O(1)
                 self._checkpoint(made)
             else:
                 self._append(made)
@@ -979,16 +949,13 @@ class DurableTable:
         self._log_size += len(data)
 
     def _checkpoint(self, changes: list[Change]) -> None:
-        """Write the file with every pet and ``changes``, then empty the log."""
-        with self._lock:
-            # A pet never changes once stored: copying the dict is enough.
+        with self._lock:  # a pet never changes once stored: copying the dict is enough
             tables = {**self._tables, PETS_TABLE: dict(self.pets)}
         for change in changes:
             change.apply(tables)
         self._storage.write(tables)
         self._file_pets = len(tables[PETS_TABLE])
-        # The changes are in the file: a log left as it was replays harmlessly.
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # a log left as it was replays harmlessly
             os.ftruncate(self._log, 0)
             self._log_lines = self._log_size = 0
             os.fsync(self._log)
@@ -1014,9 +981,8 @@ class DurableTable:
 
 
 class StubStore(PetStore):
-    """PetStore as the stub runs it: given a ``path``, over a ``DurableTable``, where a pet is
-    visible, and its creation acknowledged, once it is on disk. A pet never changes once stored, so
-    its JSON is rendered once, for at most ``rendered_pets`` pets (about 150 bytes each)."""
+    """PetStore as the stub runs it: over a ``DurableTable`` given a ``path``. A stored pet never
+    changes, so its JSON is rendered once, for up to ``rendered_pets`` pets (~150 bytes each)."""
 
     def __init__(self, path: str | os.PathLike | None = None, *,
                  checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
@@ -1056,7 +1022,6 @@ class StubStore(PetStore):
 
 
 # -- The fixture server: StubApp, and one path for every request ---------------
-#
 # StubApp (create_stub()) serves create_app()'s bottle app, with the public documents and the admin
 # endpoints added, on one path, StubApp.__call__(), as bottle's Bottle._handle() serves a route:
 #
@@ -1064,15 +1029,11 @@ class StubStore(PetStore):
 #     -> CORS's preflight -> the server's refusal, a fault, or the API (bottle: the key check, a
 #     route) -> respond() -> the journal and the coverage -> a hang -> the access log
 #
-# A step that ends the request raises the ApiError to send, or leaves an instruction to close on
-# the request's Exchange, which holds data only: the server adapter makes it as the request's head
-# arrives, and reads it once the app returns. Every answer leaves through respond(). The adapter
-# asks the app one thing, accepts_key(); a StubServer holds the app's parts for the test API.
-
+# A step that ends a request raises the ApiError to send, or leaves an instruction to close on its
+# Exchange: data the server adapter makes as the head arrives, and reads once the app returns.
 
 ADMIN_PREFIX = '/__admin/'
-#: The API's operations, by operationId, each with its method: create_app()'s routes, the one list
-#: of them. The faults, the journal's filters, CORS and the admin description all take it from here.
+#: operationId -> method: create_app()'s routes, the one list of them, which the rest all read.
 OPERATIONS = {route.name: route.method for route in create_app().routes}
 #: What a journal entry's ``operation`` may name: an operation, or a document (see add_documents()).
 JOURNALLED = (*OPERATIONS, 'index', 'openapi')
@@ -1089,17 +1050,13 @@ FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 #: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
 FAULT_SECONDS_MAX = 60.0
-#: At most this many faults wait in the queue, which every request looks through; a fault's
-#: ``times`` and ``after`` go up to FAULT_COUNT_MAX.
+#: Faults queued at most (every request looks through them), and a fault's times or after at most.
 FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
-#: The WSGI environ key of a request's Exchange.
-EXCHANGE = 'petstore_stub.exchange'
+EXCHANGE = 'petstore_stub.exchange'  #: the WSGI environ key of a request's Exchange
 
 
 class Exchange:
-    """One request and its answer, on their way through the fixture server: data that the path's
-    steps write and read, and that the server adapter reads once the app returns. The adapter makes
-    it as the request's head arrives (StubApp does, in process)."""
+    """One request and its answer on their way through the fixture server: data only."""
 
     __slots__ = ('received', 'refusal', 'can_close', 'operation', 'status', 'error', 'fault',
                  'page', 'close', 'hold', 'stop')
@@ -1124,8 +1081,7 @@ Answer = tuple[str, list[tuple[str, str]], Iterable[bytes]]
 
 
 class Controls:
-    """The test API: what a test holds a fixture server by, a StubApp or the StubServer serving one
-    alike. Both have the parts it works on, which a StubServer takes from its app."""
+    """The test API, alike on a StubApp and the StubServer serving one (with the app's parts)."""
 
     store: PetStore
     base_path: str
@@ -1158,18 +1114,16 @@ class Controls:
     def fail_next(self, fault: int | str, times: int = 1, route: str | None = None, *,
                   after: int = 0, retry_after: int | None = None,
                   seconds: float | None = None) -> int:
-        """Answer the next ``times`` requests (to ``route``, an operationId, or any), once
-        ``after`` more have passed, with ``fault``: an error status (with a Retry-After of
-        ``retry_after`` seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for
-        ``hang`` and ``slow``). A fault fires after the key is checked. Returns its id, for
-        cancel_fault()."""
+        """Answer the next ``times`` requests (to ``route``, an operationId, or any), once ``after``
+        more have passed, with ``fault``: an error status (with a Retry-After of ``retry_after``
+        seconds for a 429 or 503), or one of FAULT_KINDS (``seconds`` for ``hang`` and ``slow``).
+        A fault fires after the key is checked. Returns its id, for cancel_fault()."""
         return as_value_error(lambda document: self.faults.add(parse_fault(document, 'None')), {
             'fault': fault, 'times': times, 'route': route, 'after': after,
             'retry_after': retry_after, 'seconds': seconds})['id']
 
     def cancel_fault(self, fault_id: int) -> None:
-        """Take the fault fail_next() queued as ``fault_id`` off the queue; ValueError if it has
-        fired all its times, or was cancelled."""
+        """Unqueue fault ``fault_id``; ValueError if it fired all its times or was cancelled."""
         try:
             self.faults.cancel(fault_id)
         except ApiError as error:
@@ -1177,16 +1131,14 @@ class Controls:
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
-        """Give each API request a fault drawn from ``faults`` with probability ``rate``, seeded:
-        the same seed and requests give the same faults. Returns the seed (one is chosen if none is
-        given), so that a run can be repeated. ``rate`` 0, or reset(), turns chaos off."""
+        """Give each API request a fault from ``faults`` with probability ``rate`` (0, or reset(),
+        turns chaos off). Returns the seed, chosen if none is given: the same seed repeats a run."""
         return self.faults.set_chaos(as_value_error(
             parse_chaos, {'rate': rate, 'faults': faults, 'seed': seed}, nothing='None'))['seed']
 
     @property
     def delay(self) -> float | None:
-        """Seconds added before each API request (0 for none), to test a client's timeouts; None
-        while the delay is drawn from a distribution (set_delay())."""
+        """Seconds added before each API request: 0 for none, None if drawn from a distribution."""
         delay = self.fence.delay  # read once: a reset may take it away meanwhile
         return 0.0 if delay is None else delay.delay['seconds']
 
@@ -1202,11 +1154,10 @@ class Controls:
                   median: float | None = None, sigma: float | None = None,
                   cap: float | None = None, route: str | None = None,
                   seed: int | None = None) -> dict:
-        """Hold each API request (each call to ``route``, an operationId, if given, once its key
-        is accepted) before it is answered: ``seconds``, or a draw from a ``uniform`` distribution
-        (``lower`` to ``upper``) or a ``lognormal`` one (``median``, ``sigma``, at most ``cap``),
-        seeded by ``seed`` so that a run repeats. ``seconds=0`` turns it off. Returns the delay
-        with every field, the seed chosen if none was given."""
+        """Hold each API request (to ``route``, an operationId, if given; once its key is accepted)
+        for ``seconds``, or a draw from a ``uniform`` (``lower`` to ``upper``) or ``lognormal``
+        distribution (``median``, ``sigma``, at most ``cap``) seeded by ``seed``, so a run repeats.
+        ``seconds=0`` turns it off. Returns the delay with every field (a seed chosen if none)."""
         delay = as_value_error(parse_delay, {
             'distribution': distribution, 'seconds': seconds, 'lower': lower, 'upper': upper,
             'median': median, 'sigma': sigma, 'cap': cap, 'route': route, 'seed': seed},
@@ -1247,18 +1198,16 @@ class Controls:
         return matching_calls(self.requests, what, self.base_path, json, query, headers)
 
     def coverage(self) -> dict:
-        """What the client's calls met of the API's description since the stub started or
-        clear_coverage(): each operation's documented responses and how often each was met, the
-        faults met, the deprecated operations called (see Coverage.report()). reset() keeps it;
-        it is counted with the journal, so a journal of size 0 counts nothing."""
+        """What the client's calls met of the API's description since the start or clear_coverage():
+        how often each operation's documented responses were met, the faults met, the deprecated
+        operations called (Coverage.report()). reset() keeps it; a journal of size 0 counts none."""
         return self.journal.coverage.report()
 
     def clear_coverage(self) -> None:
         self.journal.coverage.clear()
 
     def settings(self) -> dict:
-        """What the stub is set to now: its delays (for every request first), chaos, how many
-        faults are queued, and how many requests the journal keeps."""
+        """The stub's delays (for every request first), chaos, faults queued and journal size."""
         delays = [self.fence.delay, *self.faults.delays.values()]
         return {'delays': [delay.delay for delay in delays if delay is not None],
                 'chaos': self.faults.chaos, 'faults_queued': len(self.faults.listed()['faults']),
@@ -1267,13 +1216,11 @@ class Controls:
 
 class StubApp(Controls):
     """create_app()'s API as the fixture server serves it, over ``store`` (a new ``StubStore`` in
-    memory by default): a WSGI app, and the test API (Controls).
-
-    ``admin`` adds the ``/__admin/`` endpoints; ``cors`` lets pages on any origin call the API; the
-    journal keeps ``journal_size`` requests; ``trust_proxy`` takes the client's address from
-    ``X-Forwarded-*``; ``access_log`` gets a line per request; ``allowed_hosts``, unless None,
-    limits an app served on loopback to requests whose Host is a loopback name or one of these.
-    """
+    memory by default): a WSGI app, and the test API (Controls). ``admin`` adds the ``/__admin/``
+    endpoints; ``cors`` lets pages on any origin call the API; the journal keeps ``journal_size``
+    requests; ``trust_proxy`` takes the client's address from ``X-Forwarded-*``; ``access_log``
+    gets a line per request; ``allowed_hosts``, unless None, limits an app served on loopback to
+    requests whose Host is a loopback name or one of these."""
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                  base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
@@ -1292,8 +1239,7 @@ class StubApp(Controls):
         api.catchall = False  # a failure too goes on to the path, which answers it and keeps it
         self.api_keys, self.base_path = tuple(api_keys), base_path
         self.cors, self.trust_proxy, self.access_log = cors, trust_proxy, access_log
-        #: For check(): each failure inside the app or its server, cut loose from its frames, and
-        #: its traceback.
+        #: For check(): each failure in the app or its server, without frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
         self.fence, self.faults = Fence(), Faults()
         self.journal = Journal(journal_size, admin, self.api_keys)
@@ -1303,16 +1249,12 @@ class StubApp(Controls):
             add_admin_routes(api, self)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        """A request's whole way through the fixture server, each step in turn. A step that ends it
-        raises the ApiError to send, or leaves an instruction to close on its Exchange; every
-        answer leaves through respond()."""
         exchange = environ.get(EXCHANGE)
         if exchange is None:  # in process: no server made one
             exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
         started = time.perf_counter()
         route_as_sent(environ)  # what every step sees: the path as the client sent it
-        # API requests wait at the fence; not a refusal, answered at once, nor an admin call: a
-        # reset must not wait for itself.
+        # A refusal is answered at once, and a reset (an admin call) must not wait for itself.
         fenced = exchange.refusal is None and not is_admin_call(environ)
         admitted = not fenced or self.fence.enter(exchange)  # a cut waited out, then the delay
         answer: Answer | ApiError | None = None
@@ -1379,13 +1321,11 @@ class StubApp(Controls):
                 if kind in ('drop', 'reset', 'hang'):
                     exchange.close = 'reset' if kind == 'reset' else 'dropped'
                     return None
-        # A fault left (truncate, malformed, slow) garbles the answer: a success, or an error (a
-        # 404, say), so that a fault taken from the queue is never spent on nothing.
+        # The faults left garble any answer, a 404 too: a fault taken is never spent on nothing.
         return self.call_api(environ, exchange)
 
     def call_api(self, environ: dict, exchange: Exchange) -> Answer:
-        """The API's answer, as bottle gives it: the key check, then a route. An error raises,
-        through pass_on()."""
+        """Bottle's answer: the key check, then a route; an error raises, through pass_on()."""
         sent: list[tuple[str, list]] = []
         try:
             body = self.api(environ, lambda status, headers, exc_info=None: sent.append(
@@ -1399,10 +1339,7 @@ class StubApp(Controls):
 
     def respond(self, environ: dict, exchange: Exchange, answer: Answer | ApiError | None,
                 start_response: Callable, cors: bool = False) -> Iterable[bytes]:
-        """The one way out, for every answer: an ApiError rendered as the Error body, a garbling
-        fault applied, CORS's headers added where ``cors``, and the status and error noted on the
-        Exchange. None is no answer: the server closes the connection (in process, where there is
-        none to close, an empty 204 stands in). A HEAD answer has no body."""
+        """The one way out for every answer; None: closed unanswered (in process, an empty 204)."""
         if answer is None:
             if exchange.can_close:
                 return []
@@ -1421,22 +1358,19 @@ class StubApp(Controls):
         return [] if environ['REQUEST_METHOD'] == 'HEAD' else body
 
     def failed(self, environ: dict, error: Exception) -> ApiError:
-        """A failure inside the app: its traceback to the log, kept for check(); a 500 to send."""
         kept = without_frames(error)
         environ['wsgi.errors'].write(kept[1])
         self.errors.append(kept)
         return stub_failed()
 
     def meant(self, environ: dict, exchange: Exchange) -> str | None:
-        """The operation a request was for: the one it reached, or for a 401, sent before
-        routing, the one it would have."""
+        """The operation it reached, or for a 401, sent before routing, the one it would have."""
         if exchange.operation is None and exchange.status == 401:
             return getattr(self.route_of(environ), 'name', None)
         return exchange.operation
 
     def log(self, environ: dict, exchange: Exchange, started: float) -> None:
-        """A line of the access log (none for the favicon); after the first preflight refused for
-        want of ``--cors``, a line saying so."""
+        """An access log line, none for the favicon; once, a hint to restart with ``--cors``."""
         if environ['PATH_INFO'] != FAVICON:
             query = environ.get('QUERY_STRING')
             target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
@@ -1454,14 +1388,12 @@ class StubApp(Controls):
                             'restart the stub with --cors to let it')
 
     def route_of(self, environ: dict) -> bottle.Route | None:
-        """The route a request is for, None if no route is."""
         with contextlib.suppress(bottle.HTTPError):
             return self.api.router.match(environ)[0]
         return None
 
     def accepts_key(self, authorization: str | None) -> bool:
-        """Whether the API takes this Authorization header: what the server adapter asks the app,
-        before it asks a client for the body it announced (100 Continue)."""
+        """Whether the key passes: the one thing the adapter asks the app, before 100 Continue."""
         try:
             check_bearer(authorization, self.api_keys)
         except ApiError:
@@ -1470,8 +1402,7 @@ class StubApp(Controls):
 
 
 def pass_on(error: bottle.HTTPError) -> str:
-    """The API's error handler in the fixture server: every error bottle would send (its own 404s
-    too) is raised on to the path, as an ApiError, for respond() to send."""
+    """Raise every error bottle would send (its 404s too) as an ApiError, for respond() to send."""
     raise as_api_error(error)
 
 
@@ -1484,8 +1415,7 @@ def as_value_error(parse: Callable[..., dict], document: dict, **options: Any) -
 
 
 def without_frames(error: BaseException) -> tuple[BaseException, str]:
-    """An exception and its traceback as text, the exception cut loose from its frames, which
-    hold every local they pass through (a request's body among them) alive."""
+    """The exception, cut loose from its frames (they keep every local alive), and its traceback."""
     text = ''.join(traceback.format_exception(error))
     link: BaseException | None = error
     while link is not None:
