@@ -1,8 +1,7 @@
 """A local stub server for the Pet Store API (version 1.0.0), in one file.
 
-It answers the operations of the Pet Store service, checks the bearer
-key on every call, validates strictly, and keeps its pets in a TinyDB JSON
-file that survives a crash::
+It answers the operations of the Pet Store service, checks the bearer key on every call,
+validates strictly, and keeps its pets in a TinyDB JSON file that survives a crash::
 
     python petstore_stub.py --fixtures          # demo data, http://127.0.0.1:8080/v1
     curl -H 'Authorization: Bearer petstore-demo-key' http://127.0.0.1:8080/v1/pets
@@ -20,8 +19,7 @@ Every error is the spec's Error body ``{"code", "message", "status"}``. ``GET /`
 
 The flags: ``python petstore_stub.py --help`` (the demo animals are in ``data/pets.json``).
 
-In tests (the package registers the pytest fixtures ``petstore_server`` and
-``petstore_app``)::
+In tests (the package registers the pytest fixtures ``petstore_server`` and ``petstore_app``)::
 
     with serve() as server:                 # a free loopback port, in memory
         server.url, server.headers          # 'http://127.0.0.1:54321/v1', {'Authorization': ...}
@@ -36,11 +34,10 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and
         server.coverage()                   # what the calls met of the API's description
         server.reset()
 
-The file reads in two parts, each section under a banner; a first read may
-stop at the end of part 1, which uses nothing from part 2: ``create_app()``
-is the plain API over a ``PetStore``, a dict of pets behind a lock. Part 2
-wraps it: ``create_stub()`` adds the fixture server's pieces, and
-``StubStore`` the durable file. The sections, in order:
+The file reads in two parts, each section under a banner; a first read may stop at the end of
+part 1, which uses nothing from part 2: ``create_app()`` is the plain API over a ``PetStore``, a
+dict of pets behind a lock. Part 2 wraps it: ``create_stub()`` adds the fixture server's pieces,
+and ``StubStore`` the durable file. The sections, in order:
 
     Part 1: the Pet Store API, as a student meets it
       Constants
@@ -150,7 +147,6 @@ SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
 #: What a browser or a code generator may fetch without a key (with GET or HEAD).
 FAVICON = '/favicon.ico'
-#: How many requests the fixture server's journal keeps.
 JOURNAL_SIZE = 1000
 
 
@@ -160,8 +156,7 @@ class ApiError(bottle.HTTPError):
     """Raised anywhere to answer with the spec's Error body, which is made here and nowhere else.
 
     It is a bottle HTTPError, so bottle stops the request where it is raised
-    (in a hook, a route or the store) and hands it to the app's error handler,
-    render_error(), as it does its own 404s.
+    (in a hook, a route or the store) and hands it to the app's error handler.
     """
 
     def __init__(self, status: int, code: str, message: str,
@@ -208,7 +203,6 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
 
 
 def stub_failed() -> ApiError:
-    """The Error for a request the stub failed on, a bug of its own."""
     return ApiError(500, 'internal_error', 'the stub failed on this request; its log has the '
                     'traceback')
 
@@ -279,11 +273,7 @@ def parse_status(raw: str | None) -> str | None:
 
 
 def parse_query(query_string: str) -> dict[str, list[str]]:
-    """The raw query string (percent-encoded, as WSGI gives it) -> each name's values.
-
-    Names and values are UTF-8 once percent-decoded, as in any URL; anything
-    else is a 400, never a guess.
-    """
+    """The raw query string (percent-encoded, as WSGI gives it) -> each name's values."""
     query: dict[str, list[str]] = {}
     # Latin-1 maps each percent-decoded byte to one character, so the bytes come back whole.
     pairs = urllib.parse.parse_qsl(query_string, keep_blank_values=True, encoding='latin-1')
@@ -303,8 +293,7 @@ def utf8(text: str) -> str:
 def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
     """The query of listPets -> ``{'limit': int, 'status': str | None}``.
 
-    Unknown and repeated parameters are refused: a client that sends
-    ``limt`` or ``offset`` should learn it here, not in production.
+    A client that sends ``limt``, or ``limit`` twice, should learn it here, not in production.
     """
     check_query_names(query, 'listPets', ('limit', 'status'))
     for name, values in query.items():
@@ -422,11 +411,7 @@ def parse_new_pet(document: Any) -> dict:
 # -- The bearer check ----------------------------------------------------------
 
 def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
-    """Raise 401 unless ``authorization`` is ``Bearer <one of api_keys>``.
-
-    No credentials gets a bare challenge; a wrong key adds
-    ``error="invalid_token"`` (RFC 6750, section 3).
-    """
+    """Raise 401 unless ``authorization`` is ``Bearer <one of api_keys>`` (RFC 6750, section 3)."""
     # Only space and tab are whitespace in HTTP; str.strip() would also take \xa0 or \x85.
     scheme, _, token = (authorization or '').strip(' \t').partition(' ')
     token = token.strip(' \t')
@@ -500,7 +485,6 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
         pet = store.get_json(number)
         if pet is None:
             raise ApiError(404, 'not_found', f'no pet has id {number}')
-        # Deprecated since (RFC 9745), gone on (RFC 8594), and what replaces it.
         bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
         bottle.response.set_header('Sunset', SUNSET)
         bottle.response.set_header('Link',
@@ -525,11 +509,7 @@ def mount_point() -> str:
 # -- The store the operations use ----------------------------------------------
 
 class PetStore:
-    """The pets, by id, behind one lock: a dict in memory.
-
-    The operations need no more than this. In part 2, ``StubStore`` keeps
-    the same interface over a TinyDB file that survives a crash.
-    """
+    """The pets, by id, behind one lock: a dict in memory. The operations need no more."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -618,18 +598,14 @@ def pets_phrase(count: int) -> str:
 # =============================================================================
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
-# On disk the pets are a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it, in
-# ``<file>.log``, the changes made since it was last written, one JSON line (a Change) each:
-#
-#     {"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}    (new pets, by id)
-#     {"write": {"pets": {}}}                      (a reset: each table named replaced)
-#
-# A change counts once its line is in the log, opened with O_DSYNC: a create costs one short write,
-# however many pets, and only then is the pet visible. Once the log is as long as the file, and at
-# start and close, it is folded in (a checkpoint): the file is replaced crash-safely, then the log
-# emptied; a log replayed over a file holding it changes nothing. One stub per database: the file
-# is locked (through any name, a hard link too), and the log at its path, where another file may be
-# put over the database (it is not read, and the next fold writes over it).
+# On disk: a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it ``<file>.log``, one JSON
+# line (a Change) for each change since the file was last written: an insert of new pets by id,
+# ``{"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}``, or a reset, which replaces
+# each table it names, ``{"write": {"pets": {}}}``. A change is visible only once its line is in
+# the log, on disk. A fold (a checkpoint) replaces the file crash-safely, then empties the log: a
+# log replayed over a file holding it changes nothing. One stub per database: the file is locked
+# through any name (a hard link too), and the log at its path, where another file may be put over
+# the database (it is not read, and the next fold writes over it).
 
 PETS_TABLE = 'pets'
 O_DSYNC = getattr(os, 'O_DSYNC', 0)  #: (Linux, macOS) one system call puts a log line on disk
@@ -695,7 +671,6 @@ class LockedJSONStorage(Storage):
 
 
 def open_locked(path: Path, name: Path, flags: int) -> int:
-    """Open and lock the regular file ``path``, created empty if missing; else DatabaseError."""
     while True:
         try:
             with contextlib.suppress(FileNotFoundError):
@@ -745,7 +720,6 @@ def append_durably(descriptor: int, data: bytes) -> None:
 
 
 def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
-    """The tables, with every pet checked and the pets in id order; or DatabaseError."""
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
         raise DatabaseError(f'{name}: not a TinyDB file (expected an object of tables)')
     pets = tables.setdefault(PETS_TABLE, {})
@@ -762,7 +736,6 @@ def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
 
 
 def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
-    """``tables`` with the changes logged in ``path`` applied; DatabaseError if it is damaged."""
     try:
         lines = path.read_bytes().split(b'\n')[:-1]  # a last line cut by a crash was never answered
     except OSError as error:
@@ -807,7 +780,6 @@ class Change:
         return change
 
     def give_ids(self, last: int) -> int:
-        """Give the new pets ids after ``last`` and return the last; ApiError if none are left."""
         if self.kind == 'write':
             return 0
         self.tables = {PETS_TABLE: give_ids(self.new_pets, last, self.into_empty)}
@@ -818,9 +790,8 @@ class Change:
 
     def apply(self, tables: dict[str, dict], overwritten: dict | None = None,
               line: int = 0) -> None:
-        """Make the change on ``tables``: the pets in memory, or a file's tables being replayed. A
-        replay notes in ``overwritten`` each document an insert puts over a different one, with its
-        ``line``; a write forgets them: a log replayed over a file holding it ends with none."""
+        """Make the change on ``tables``. A replay notes in ``overwritten`` each document an insert
+        puts over a different one, with its ``line``; a write, replacing them, forgets them."""
         for name, documents in self.tables.items():
             table = tables.setdefault(name, {})
             if self.kind == 'write':
@@ -834,9 +805,8 @@ class Change:
 
 
 class DurableTable:
-    """The pets in a TinyDB file and its log. ``make()`` queues a change under the store's ``lock``
-    and waits without it; one waiting thread at a time writes all changes queued so far at once
-    (group commit). The log is folded in at max(``checkpoint_lines``, the file's pets) lines."""
+    """The pets in a TinyDB file and its log, under the store's ``lock``, changed by group commit
+    (make()); the log is folded in at max(``checkpoint_lines``, the file's pets) lines."""
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
                  checkpoint_lines: int = 1000) -> None:
@@ -935,7 +905,6 @@ class DurableTable:
                 change.written = True
 
     def _append(self, changes: list[Change]) -> None:
-        """Log ``changes``, on disk, or raise OSError with the log cut back to whole lines."""
         data = b''.join(change.line() for change in changes)
         if os.fstat(self._log).st_size != self._log_size:
             os.ftruncate(self._log, self._log_size)  # a failed write left part of a line
@@ -961,8 +930,7 @@ class DurableTable:
             os.fsync(self._log)
 
     def close(self) -> None:
-        """Fold the log into the file and remove it. If the file cannot be written, the log stays,
-        holding every change, and DatabaseError says so; the next start folds it in."""
+        """Fold the log into the file and remove it; on failure, keep it and raise DatabaseError."""
         with self._writer:
             if self._log < 0:
                 return
@@ -1023,13 +991,8 @@ class StubStore(PetStore):
 
 # -- The fixture server: StubApp, and one path for every request ---------------
 # StubApp (create_stub()) serves create_app()'s bottle app, with the public documents and the admin
-# endpoints added, on one path, StubApp.__call__(), as bottle's Bottle._handle() serves a route:
-#
-#     the path as sent -> the fence (a reset's cut, the delay) -> proxy headers -> the Host check
-#     -> CORS's preflight -> the server's refusal, a fault, or the API (bottle: the key check, a
-#     route) -> respond() -> the journal and the coverage -> a hang -> the access log
-#
-# A step that ends a request raises the ApiError to send, or leaves an instruction to close on its
+# endpoints added, on one path, StubApp.__call__(), as bottle's Bottle._handle() serves a route. A
+# step that ends a request raises the ApiError to send, or leaves an instruction to close on its
 # Exchange: data the server adapter makes as the head arrives, and reads once the app returns.
 
 ADMIN_PREFIX = '/__admin/'
@@ -1037,13 +1000,11 @@ ADMIN_PREFIX = '/__admin/'
 OPERATIONS = {route.name: route.method for route in create_app().routes}
 #: What a journal entry's ``operation`` may name: an operation, or a document (see add_documents()).
 JOURNALLED = (*OPERATIONS, 'index', 'openapi')
-#: What the journal keeps of each request (see journal_entry()).
 JOURNAL_BODY_BYTES = 4096
 JOURNAL_HEADER_CHARS = 4096
 JOURNAL_TEXT_CHARS = 1024
 #: How many recorded requests the message of a failed assertion lists, and differences of one.
 CALLS_SHOWN, DIFFERENCES_SHOWN = 5, 20
-#: The faults chaos draws from unless told otherwise.
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
 #: What a fault does to a request, by name; a status (400..599) answers with that status.
 FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
@@ -1179,8 +1140,7 @@ class Controls:
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
                       headers: Mapping[str, str] | None = None, times: int | None = None) -> None:
         """Assert that the client sent ``what`` (an operationId, or ``'METHOD /path'``), with this
-        body, query and headers where given, ``times`` times if given, else at least once. A failure
-        lists the calls recorded for ``what`` and how the closest differs, field by field."""
+        body, query and headers where given, ``times`` times if given, else at least once."""
         __tracebackhide__ = True  # pytest shows the message, not the stub's frames
         report = call_report(self.requests, what, self.base_path, json, query, headers, times)
         if report:
@@ -1325,7 +1285,6 @@ class StubApp(Controls):
         return self.call_api(environ, exchange)
 
     def call_api(self, environ: dict, exchange: Exchange) -> Answer:
-        """Bottle's answer: the key check, then a route; an error raises, through pass_on()."""
         sent: list[tuple[str, list]] = []
         try:
             body = self.api(environ, lambda status, headers, exc_info=None: sent.append(
@@ -1370,7 +1329,6 @@ class StubApp(Controls):
         return exchange.operation
 
     def log(self, environ: dict, exchange: Exchange, started: float) -> None:
-        """An access log line, none for the favicon; once, a hint to restart with ``--cors``."""
         if environ['PATH_INFO'] != FAVICON:
             query = environ.get('QUERY_STRING')
             target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
@@ -1407,7 +1365,6 @@ def pass_on(error: bottle.HTTPError) -> str:
 
 
 def as_value_error(parse: Callable[..., dict], document: dict, **options: Any) -> dict:
-    """``parse(document)``, its 400 a ValueError: how the Python API checks what it is given."""
     try:
         return parse(document, **options)
     except ApiError as error:
@@ -1467,7 +1424,6 @@ class Fence:
                 lambda: self._stopping or exchange.received < self._cut_at, seconds)
 
     def release(self) -> None:
-        """Let every held request go, and hold none again: the server stops."""
         with self._lock:
             self._stopping = True
             self._lock.notify_all()
@@ -1563,7 +1519,6 @@ class Coverage:
         responses = described_responses().get(operation)  # None for a document, or no route
         if responses is None:
             return
-        # A status the description does not name counts as its default; no answer, as none.
         described = 'none' if status is None else str(status) if str(status) in responses else (
             'default')
         with self._lock:
@@ -1577,7 +1532,6 @@ class Coverage:
             self._faults.clear()
 
     def report(self) -> dict:
-        """How often each documented response was met; ``deprecated``: those called, with hints."""
         with self._lock:
             calls, faults = dict(self._calls), dict(self._faults)
         responses = {operation: {status: calls.get((operation, status), 0) for status in statuses}
@@ -1697,8 +1651,7 @@ CREDENTIALS = ('Authorization', 'Proxy-Authorization', 'Cookie', 'Set-Cookie', '
 
 
 def without_credentials(quoted: str) -> str:
-    """Text an error message quotes from a request, cut where a credential header begins: a header
-    line the server refuses, or a Host a folded line ran into."""
+    """Quoted request text, cut where a credential header begins (a refused line, a folded Host)."""
     found = re.search(f'(?i)({"|".join(CREDENTIALS)})\\s*:', quoted)
     return quoted if found is None else f'{quoted[:found.end()]} <redacted>'
 
@@ -1797,11 +1750,9 @@ HOST_PATTERN = re.compile(
 
 
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
-    """A 421, before anything is read or done, for a Host neither loopback nor in ``allowed_hosts``:
-    a page may point its own name at 127.0.0.1 (DNS rebinding), but the browser sends it in Host."""
+    """A 421 for a Host neither loopback nor allowed: a page's name pointed here (DNS rebinding)."""
     host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
     name = (host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]).lower()
-    # The names a local browser sends first, found without parsing an address.
     if name in ('localhost', '127.0.0.1', '[::1]') or name in allowed_hosts or is_loopback(name):
         return
     raise ApiError(421, 'misdirected_request',
@@ -1834,7 +1785,6 @@ def parse_allowed_host(text: str) -> str:
 def preflight(environ: dict, exchange: Exchange, allow: bool) -> Answer | None:
     """CORS's preflight, keyless: with ``--cors``, a 204 (``*`` is safe: the key is never a cookie);
     else a 403 naming ``--cors``, not a 401 blaming the key; None otherwise (admin: same-origin)."""
-    # The server's refusal of a request it could not parse is no preflight, whatever its method.
     if (environ['REQUEST_METHOD'] != 'OPTIONS' or exchange.refusal is not None
             or is_admin_call(environ)):
         return None
@@ -1920,7 +1870,6 @@ class Faults:
             self._queue, self.chaos = [], None
 
     def listed(self) -> dict:
-        """The queued faults, each with what is left of its ``times`` and ``after``, and chaos."""
         with self._lock:
             return {'faults': [dict(fault) for fault, _ in self._queue], 'chaos': self.chaos}
 
@@ -2013,9 +1962,7 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
         if not (is_whole(fault[name], least) and fault[name] <= FAULT_COUNT_MAX):
             raise bad_body(f'{name} must be a whole number from {least} to {FAULT_COUNT_MAX}; '
                            f'got {as_given(fault[name], nothing)}')
-    if fault['route'] not in (None, *OPERATIONS):
-        raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
-                       f'got {as_given(fault["route"], nothing)}')
+    route_and_seed(fault, nothing)
     if retry_after is not None and not (kind in (429, 503) and is_whole(retry_after)
                                         and retry_after <= 86_400):
         raise bad_body('retry_after goes with a 429 or a 503: whole seconds, 0 to 86400; '
@@ -2029,18 +1976,13 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
 def parse_chaos(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     """Chaos for chaos() or ``POST /__admin/chaos`` -> ``{'rate', 'faults', 'seed'}``, or 400."""
     chaos = fields_of(document, 'chaos', rate=None, faults=CHAOS_FAULTS, seed=None)
-    rate, faults, seed = chaos['rate'], chaos['faults'], chaos['seed']
+    rate, faults = chaos['rate'], chaos['faults']
     if type(rate) not in (int, float) or not 0 <= rate <= 1:
         raise bad_body(f'rate must be a number from 0 to 1; got {as_given(rate, nothing)}')
     if not isinstance(faults, (list, tuple)) or not faults or not all(map(is_fault, faults)):
         raise bad_body('faults must be a list of HTTP error statuses (400..599) and names of '
                        f'{", ".join(FAULT_KINDS)}; got {as_given(faults, nothing)}')
-    if seed is not None and not (is_whole(seed) and seed <= INT64_MAX):
-        raise bad_body(f'seed must be a whole number from 0 to {INT64_MAX}; '
-                       f'got {as_given(seed, nothing)}')
-    if seed is None and rate:
-        seed = secrets.randbelow(2 ** 32)
-    return {'rate': rate, 'faults': list(faults), 'seed': seed}
+    return {'rate': rate, 'faults': list(faults), 'seed': route_and_seed(chaos, nothing, rate)}
 
 
 #: What each kind of delay takes, besides ``route`` and ``seed``.
@@ -2049,19 +1991,17 @@ DELAY_FIELDS = {'fixed': ('seconds',), 'uniform': ('lower', 'upper'),
 
 
 def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """A delay for set_delay() or ``POST /__admin/delay`` -> every field (None where not taken), or
-    400: ``{"seconds": 0.2}``, ``{"distribution": "lognormal", "median": 0.1, "sigma": 0.5}``."""
+    """A delay for set_delay() or ``POST /__admin/delay`` -> every field (None where not taken)."""
     delay = fields_of(document, 'a delay', distribution='fixed', seconds=None, lower=None,
                       upper=None, median=None, sigma=None, cap=None, route=None, seed=None)
-    kind, route, seed = delay['distribution'], delay['route'], delay['seed']
+    kind = delay['distribution']
     if kind not in DELAY_FIELDS:
         raise bad_body(f'distribution must be one of {", ".join(DELAY_FIELDS)}; '
                        f'got {as_given(kind, nothing)}')
     wanted = DELAY_FIELDS[kind]  # a lognormal delay's cap may be left out
     given = [name for name, value in delay.items()
              if name not in ('distribution', 'route', 'seed') and value is not None]
-    if [name for name in given if name not in wanted] or [
-            name for name in wanted if name != 'cap' and name not in given]:
+    if set(given) - set(wanted) or set(wanted) - set(given) - {'cap'}:
         wants = 'median and sigma (and cap if wanted)' if kind == 'lognormal' else ' and '.join(
             wanted)
         raise bad_body(f'a {kind} delay takes {wants}; got {as_given(document, nothing)}')
@@ -2073,15 +2013,19 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
                            f'got {as_given(delay[name], nothing)}')
     if kind == 'uniform' and delay['lower'] > delay['upper']:
         raise bad_body(f'lower must be at most upper; got {delay["lower"]} and {delay["upper"]}')
+    return {**delay, 'seed': route_and_seed(delay, nothing, kind != 'fixed')}
+
+
+def route_and_seed(fields: Mapping[str, Any], nothing: str, draw: Any = False) -> int | None:
+    """Check ``route`` and ``seed`` where given; the seed, or one drawn if none and ``draw``."""
+    route, seed = fields.get('route'), fields.get('seed')
     if route not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
                        f'got {as_given(route, nothing)}')
     if seed is not None and not (is_whole(seed) and seed <= INT64_MAX):
         raise bad_body(f'seed must be a whole number from 0 to {INT64_MAX}; '
                        f'got {as_given(seed, nothing)}')
-    if seed is None and kind != 'fixed':
-        seed = secrets.randbelow(2 ** 32)
-    return {**delay, 'seed': seed}
+    return secrets.randbelow(2 ** 32) if seed is None and draw else seed
 
 
 class Delay:
