@@ -2121,7 +2121,6 @@ def document_headers(page: bool) -> list[tuple[str, str]]:
 
 @functools.lru_cache(maxsize=1)
 def page_policy() -> str:
-    """The page's CSP: its origin, and its inline code by hash, so that no injected script runs."""
     inline = {tag: ' '.join(
         f"'sha256-{base64.b64encode(hashlib.sha256(code.encode('utf-8')).digest()).decode()}'"
         for code in re.findall(f'<{tag}>(.*?)</{tag}>', page_template(), flags=re.DOTALL))
@@ -2138,8 +2137,7 @@ def app_url() -> str:
 
 
 def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
-    """An OpenAPI description in ``data/`` whose one server is ``base_url``, as the client reached
-    it (right for Swagger UI; a generated client takes the ready file's, as the port changes)."""
+    """A ``data/`` OpenAPI description, its one server ``base_url``, as the client reached it."""
     return {**openapi_template(name), 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
@@ -2277,13 +2275,11 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
 
 
 def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
-    """Add ``new_pets`` to an empty ``store``, else 409: a second load, or a restart with
-    ``--fixtures``, never duplicates them. An earlier create counts, even one not yet written."""
+    """Add ``new_pets`` to an empty ``store``, else 409: even a create not yet written counts."""
     return store.add_many(new_pets, into_empty=True)
 
 
 def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
-    """The NewPets in a fixtures file (a JSON array); the demo animals for None or True."""
     path = Path(path) if path and path is not True else data_path('pets.json')
     try:
         documents = loads_strict(path.read_text(encoding='utf-8'),
@@ -2318,14 +2314,12 @@ def data_path(name: str) -> Path:
 def call_report(entries: list[dict], what: str, base_path: str, json: Any,
                 query: Mapping[str, Any] | None, headers: Mapping[str, str] | None,
                 times: int | None, show: Callable[[Any], str] = brief) -> tuple[str, dict] | None:
-    """Why the recorded ``entries`` fail assert_called, or None: as a message, values as ``show``
-    writes them; as JSON, the filter and each listed call's sequence and first 20 differences."""
+    """Why ``entries`` fail assert_called, or None: a message (values as ``show`` writes), JSON."""
     if times is not None and not is_whole(times):
         raise ValueError(f'times is a whole number from 0; got {times!r}')
     if query is not None and any(value is None for value in query.values()):
         raise ValueError('a query value is text, a number, or a list of them; not None')
     calls, as_text = list(filter(call_matcher(what, base_path), entries)), query_as_text(query)
-    # The first few differences of each call, enough to rank them and to show the closest.
     differences = [list(itertools.islice(call_differences(entry, json, as_text, headers),
                                          DIFFERENCES_SHOWN + 1)) for entry in calls]
     matching = differences.count([])
@@ -2354,7 +2348,10 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
         closest = min(nearest, key=lambda i: len(differences[i]))
         lines.append(f'The closest, #{closest + 1}, differs in:')
         shown = differences[closest][:DIFFERENCES_SHOWN]
-        lines += [f'  {describe_difference(*difference, show)}' for difference in shown]
+        lines += [f'  {field}: '
+                  + ('not expected' if expected is ABSENT else f'expected {show(expected)}')
+                  + (', missing' if sent is ABSENT else f', sent {show(sent)}')
+                  for field, expected, sent in shown]
         if len(differences[closest]) > len(shown):
             left = sum(1 for _ in call_differences(calls[closest], json, as_text, headers))
             lines.append(f'  ... and {left - len(shown)} more')
@@ -2377,14 +2374,12 @@ def listing(numbered: list[tuple[int, dict]], total: int) -> list[str]:
 def matching_calls(entries: list[dict], what: str, base_path: str, json: Any,
                    query: Mapping[str, Any] | None,
                    headers: Mapping[str, str] | None) -> list[dict]:
-    """The entries that are ``what`` and match the rest: those assert_called() counts."""
     is_what, query = call_matcher(what, base_path), query_as_text(query)
     return [entry for entry in entries
             if is_what(entry) and not any(call_differences(entry, json, query, headers))]
 
 
 def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
-    """``what`` (an operationId, or ``'METHOD /path'``) -> a test of a journal entry."""
     if what in JOURNALLED:
         return lambda entry: entry['operation'] == what
     method, _, path = what.partition(' ')
@@ -2399,10 +2394,8 @@ def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
 
 def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
                      headers: Mapping[str, str] | None) -> Iterator[tuple[str, Any, Any]]:
-    """How a recorded request differs from what was expected (``query`` as query_as_text() gives
-    it): (field, expected, sent) for each field that differs, ABSENT where it is on one side only.
-    Lazily: the first n cost time that grows with n and the entry (which the journal bounds), never
-    with the filter, which may hold 80,000 keys, matched against each of 1,000 entries."""
+    """(field, expected, sent) per difference of ``entry`` (``query`` as query_as_text() gives it;
+    ABSENT where missing). Lazy: n of them cost time in n and the entry, not the filter's size."""
     body = entry['body']
     if isinstance(json, dict) and isinstance(body, dict):
         for name, expected in json.items():  # each name passed over is one of the body's
@@ -2429,17 +2422,9 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
 
 
 def query_as_text(query: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Expected query values as a query has them, text: ``{'limit': 5}`` -> ``{'limit': '5'}``."""
     return None if query is None else {
         name: list(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
         for name, value in query.items()}
-
-
-def describe_difference(field: str, expected: Any, sent: Any,
-                        show: Callable[[Any], str] = brief) -> str:
-    """A difference call_differences() found, as a line: ``name: expected 'Kiwi', sent 'Rex'``."""
-    return (f'{field}: ' + ('not expected' if expected is ABSENT else f'expected {show(expected)}')
-            + (', missing' if sent is ABSENT else f', sent {show(sent)}'))
 
 
 #: A field on one side of a difference only.
@@ -2473,8 +2458,6 @@ def times_phrase(count: int) -> str:
 
 
 def is_refused_as_malformed(entry: dict) -> bool:
-    """A request refused as the client built it wrong (a bad parameter or body, no such path or
-    method, too large, not JSON, not HTTP/1.x), not by a fault."""
     status = entry['status']
     return entry.get('fault') is None and (  # a fault: the test asked for it
         status in (400, 405, 413, 415, 431, 505) or status == 404 and entry['operation'] is None)
@@ -2483,17 +2466,15 @@ def is_refused_as_malformed(entry: dict) -> bool:
 # -- The console: text for a person, never in the way of a request -------------
 
 class Console(logging.handlers.QueueListener):
-    """Text for a person: ``log()`` and ``write()`` (as ``sys.stderr``) only queue it, bounded, for
-    the listener's thread, so a stalled or closed reader never costs a request. What finds the
-    queue full, or cannot be written, is dropped, the first drop reported on ``warnings``."""
+    """Text queued, bounded, for the listener's thread: a stalled or closed reader never costs a
+    request. What cannot be queued or written is dropped, the first drop said on ``warnings``."""
 
     def __init__(self, stream: IO[str] | None, warnings: Console | None = None,
                  name: str = 'the access log') -> None:
         super().__init__(queue.Queue(1000))
         self._stream, self._warnings, self.name = stream, warnings, name
         self._broken, self._warned = stream is None, False
-        # Its own descriptor where there is one: a writer blocked on a stalled pipe then holds
-        # no lock that the interpreter needs to flush sys.stdout on its way out.
+        # Its own fd: a write stuck on a stalled pipe holds no lock stdout's flush at exit needs.
         try:
             self._descriptor: int | None = os.dup(stream.fileno())
         except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
@@ -2548,10 +2529,8 @@ TLS_NAMES = ('localhost', '127.0.0.1', '::1')
 
 
 class Tls:
-    """The server's SSLContext, and ``ca_pem``, the CA a client is to trust. trustme (the ``tls``
-    extra) makes both at start, the certificate for ``names`` too, the CA's key only in memory:
-    trusting it lets nothing else in, nor anything once the stub stops. Or ``cert_file`` (and
-    ``key_file``, unless it holds the key) is a certificate of your own, and ``ca_pem`` is None."""
+    """The server's ``context``; ``ca_pem``, the CA to trust, from trustme (for ``names``, its key
+    only in memory), or None for your ``cert_file`` (and ``key_file`` unless it holds the key)."""
 
     def __init__(self, names: Iterable[str] = (), cert_file: str | os.PathLike | None = None,
                  key_file: str | os.PathLike | None = None) -> None:
@@ -2590,15 +2569,13 @@ def no_passphrase() -> str:
 
 
 def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
-    """The names a certificate the stub makes is for, beyond TLS_NAMES: the allowed hosts, and
-    the listening address; on every address, this machine's name and addresses."""
+    """Beyond TLS_NAMES: the allowed hosts and the address; on every address, this machine's too."""
     if host not in ('0.0.0.0', '::', ''):
         return [*map(parse_allowed_host, allowed_hosts), host]
     name, addresses = socket.gethostname(), set()
     with contextlib.suppress(OSError):
         addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
-    # /etc/hosts often gives the name a loopback address only. The addresses a packet would
-    # leave from, for each family: a UDP socket's connect() picks one, and sends nothing.
+    # The name may resolve to loopback only: a UDP connect() picks each way out, and sends nothing.
     for family, somewhere in ((socket.AF_INET, '192.0.2.1'), (socket.AF_INET6, '2001:db8::1')):
         with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as probe:
             probe.connect((somewhere, 9))
@@ -2625,11 +2602,7 @@ class ServerError(Exception):
 
 
 class Waitress:
-    """The server, waitress 3.0. Only this class touches its internals, for what its API lacks: its
-    parser (stricter; an over-limit chunk refused at once), its task (every request, refused ones
-    too, reaches the app with its Exchange; a 204 keeps its connection; the app can close one
-    unanswered; a shutdown's ends the loop), its channel (no 100 Continue without a key or a body
-    to come; TLS), its loggers (two warnings faults provoke) and, to stop, its connections."""
+    """The server, waitress 3.0: only this class touches its internals, for what its API lacks."""
 
     class VersionNotSupported(waitress.utilities.Error):
         code = 505
@@ -2695,8 +2668,7 @@ class Waitress:
             return consumed
 
     class Task(waitress.task.WSGITask):
-        """waitress's call of the app, with the Exchange in the environ, for every request: one the
-        parser refused too gets its Error from the app, journalled and logged as any other."""
+        """The app's call for every request: one the parser refused is journalled and logged too."""
 
         def get_environment(self) -> dict:
             received = getattr(self.request, 'petstore_received', None) or time.monotonic_ns()
@@ -2734,8 +2706,7 @@ class Waitress:
                     ApiError(error.code, error_code_name(error.code), message))
 
         def build_response_header(self) -> bytes:
-            # waitress closes after any HTTP/1.1 answer with no Content-Length, yet a 204 (or 304)
-            # ends with its headers: it keeps its connection unless a close was asked for.
+            # waitress closes after a 1.1 answer with no Content-Length; a 204 or 304 needs none.
             keep = self.version == '1.1' and not self.has_body and not self.close_on_finish
             if keep:
                 self.close_on_finish = True  # waitress then adds no Connection: close of its own
@@ -2745,9 +2716,8 @@ class Waitress:
             return header
 
         def finish(self) -> None:
-            """Send the response, unless the app asked to close the connection unanswered: with a
-            FIN, or a TCP reset (RST) for 'reset', leaving requests pipelined behind it unserved.
-            After a shutdown's answer the connection closes, and its close ends the event loop."""
+            """Send the response, or close unanswered as the app asked (a FIN; for 'reset' an RST),
+            leaving pipelined requests unserved. A shutdown's answer sent, closing ends the loop."""
             if self.exchange.close is None:
                 super().finish()
                 if self.exchange.stop:
@@ -2801,10 +2771,9 @@ class Waitress:
     Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, Task
 
     class TlsChannel(Channel):
-        """A connection to the HTTPS port. Its first byte tells a TLS handshake from plain HTTP,
-        parsed for its 400. The handshake and each read and write go as far as the socket lets them
-        and return: a silent or byte-at-a-time client holds no worker, nor the loop. Handshaking is
-        no activity: one not done within the channel timeout (120 s) is closed as idle."""
+        """Its first byte tells a TLS handshake from plain HTTP, parsed for its 400. The handshake,
+        reads and writes go as far as the socket lets and return: a silent or byte-at-a-time client
+        holds no worker, nor the loop. Handshaking is no activity: 120 s of it closes as idle."""
 
         tls = 'first byte'  # then 'handshake', then 'tls'; or 'plain'
         wants_write = False  # the handshake waits for the socket to take more
@@ -2827,16 +2796,13 @@ class Waitress:
                     return
                 except OSError:
                     first = b''
-                if not first:  # closed before its first byte
-                    self.handle_close()
-                    return
                 if first == b'\x16':
                     self.tls = 'handshake'
                     self.socket = self.server.petstore_tls.wrap_socket(
                         self.socket, server_side=True, do_handshake_on_connect=False)
-                elif first.isalpha() or first in b'\r\n':  # a method, or the blank lines before
+                elif first and (first.isalpha() or first in b'\r\n'):  # a method, or blank lines
                     self.tls, self.parser_class = 'plain', Waitress.PlainToTls
-                else:  # neither HTTP nor a TLS handshake (a TLS alert, an SSLv2 hello): no answer
+                else:  # closed, or neither HTTP nor a TLS handshake (a TLS alert): no answer
                     self.handle_close()
                     return
             if self.tls == 'plain':
@@ -2910,8 +2876,7 @@ class Waitress:
                                         'certificate may',
     }
 
-    #: waitress's warnings left out, by logger: one per request that waits for a worker (under load,
-    #: a line a request), and one for a body short of its Content-Length, which 'truncate' sends.
+    #: waitress's warnings left out: a line per request queued for a worker; truncate's short body.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
     def __init__(self, app: StubApp, host: str, port: int, threads: int,
@@ -2934,11 +2899,9 @@ class Waitress:
         self.run = self._server.run  # the event loop, until close() or a shutdown's answer
 
     def close(self, thread: threading.Thread | None) -> None:
-        """Close the socket and every connection at once; once the loop (in ``thread``, if it
-        runs) has ended, stop the workers, and then the trigger, which a worker still pulls."""
+        """Close the socket and connections, then stop the workers, then the trigger they pull."""
         if thread is not None and thread.is_alive() and thread is not threading.current_thread():
-            # The trigger wakes the loop from poll() to close the connections itself; the loop may
-            # do it before pull_trigger returns, so the trigger is closed only after the loop ends.
+            # The loop closes them, maybe before pull_trigger returns: the trigger closes after it.
             self._server.trigger.pull_trigger(
                 functools.partial(self.close_connections, self._server))
             thread.join(timeout=5)
@@ -2963,10 +2926,8 @@ class Waitress:
 
 
 class StubServer(Controls):
-    """The app served by waitress on a real socket, in a daemon thread: HTTP/1.1 with keep-alive and
-    a pool of worker threads. ``port=0`` picks a free port; ``url`` has the real one once started.
-    With ``tls``, HTTPS, and the CA to trust in ``ca_file`` (a new file, unless named), removed
-    at stop. The test API (``add_pet``, ``fail_next``, ``requests``...) works on its app's parts."""
+    """The app served by waitress in a daemon thread; ``port=0`` picks a free port, put in ``url``.
+    With ``tls``, HTTPS; the CA to trust in ``ca_file`` (new unless named), removed at stop."""
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS, *, tls: Tls | None = None,
@@ -2989,8 +2950,7 @@ class StubServer(Controls):
         return f'{scheme}://{host}:{self.port}{self.app.base_path}'
 
     def ssl_context(self) -> ssl.SSLContext:
-        """A client's SSLContext that trusts the stub's CA (for a certificate of your own, the
-        system's CAs), e.g. for httpx: ``verify=server.ssl_context()``."""
+        """A client's SSLContext trusting the stub's CA (for your own certificate, the system's)."""
         return ssl.create_default_context(cafile=self.ca_file)
 
     @property
@@ -2999,9 +2959,8 @@ class StubServer(Controls):
         return {'Authorization': f'Bearer {self.api_key}'}
 
     def check(self) -> None:
-        """Raise ServerError if anything failed inside the server since the last check; then
-        AssertionError if a fault queued since the last reset() has not fired all its ``times``
-        (the faults are dropped: the next check is clean)."""
+        """Raise ServerError for what failed in the server since the last check, then AssertionError
+        for faults queued since reset() and not used up (dropped, so the next check is clean)."""
         errors = list(self.app.errors)
         self.app.errors.clear()
         if errors:
@@ -3051,8 +3010,7 @@ class StubServer(Controls):
         self.stop()
 
     def stop(self) -> None:
-        """Close the socket and every connection at once, and wait for the threads. Only the first
-        call does it; a later one waits for the serving thread to end."""
+        """Close the socket and connections and wait for the threads; a later call only waits."""
         if not self._stopping.acquire(blocking=False):
             if self._thread not in (None, threading.current_thread()):
                 self._thread.join(timeout=5)
@@ -3080,12 +3038,11 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file.
-    Without ``api_key``, the demo key is accepted on loopback, and elsewhere a random key
-    (``server.api_key``); there the demo key is a ValueError, raised before anything is opened. On
-    a loopback ``host`` only requests to a loopback name or ``allowed_hosts`` are answered (others
-    get a 421); None, or any other address, answers any Host. ``tls=True`` serves HTTPS with a
-    throwaway CA (``server.ca_file``, ``server.ssl_context()``). On leaving the block the server
-    stops, then ``check()`` raises what failed inside it, or a queued fault left unused."""
+    Without ``api_key``, the demo key on loopback, elsewhere a random ``server.api_key`` (the demo
+    key there: a ValueError, before anything opens). On a loopback ``host``, a Host not loopback nor
+    in ``allowed_hosts`` gets a 421 (None: any Host). ``tls=True`` serves HTTPS with a throwaway CA
+    (``server.ca_file``, ``server.ssl_context()``). On leaving the block the server stops, then
+    ``check()`` raises what failed inside it, or a queued fault left unused."""
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     certificate = Tls(tls_names(host, allowed_hosts or ())) if tls else None
     with StubStore(db) as store:
@@ -3218,7 +3175,6 @@ def delay_flag(text: str) -> dict:
 
 
 def describe_delay(delay: dict) -> str:
-    """``delay: every API request waits 0.2 s first``, and so on, for the banner."""
     if delay['distribution'] == 'fixed':
         waits = f'{delay["seconds"]:g} s'
     elif delay['distribution'] == 'uniform':
@@ -3246,8 +3202,7 @@ class CannotServe(Exception):
 
 
 def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = StubServer) -> int:
-    """Run the stub until Ctrl-C, SIGTERM or a shutdown request; return the exit status.
-    ``server_class`` binds and serves the app: a test passes one that does neither."""
+    """Run the stub until Ctrl-C, SIGTERM or a shutdown request; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -3283,8 +3238,7 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
                                  'overwrite; give it a name of its own')
         if None not in written.values() and is_same_file(*written.values()):
             raise ValueError('--ready-file and --tls-ca-file name one file; give each its own')
-        for flag, path, ours in (('--ready-file', args.ready_file, '{"url": "'),
-                                 ('--tls-ca-file', args.tls_ca_file, '-----BEGIN CERTIFICATE')):
+        for (flag, path), ours in zip(written.items(), ('{"url": "', '-----BEGIN CERTIFICATE')):
             if path is not None and not holds_only(path, ours):
                 raise ValueError(f'{flag} {path} holds a file the stub did not write, which it '
                                  'would overwrite, then remove; give it a name of its own')
@@ -3304,7 +3258,6 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         return 1
     # While serving, stderr too goes through a console: no request's thread waits on a stalled one.
     errors = Console(sys.stderr)
-    # A quiet stub prints no access log: only its banner and its last line go to stdout.
     console = Console(sys.stdout, warnings=errors,
                       name='stdout' if args.quiet else 'the access log')
     if sys.stdout is None:
@@ -3331,8 +3284,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
         elif fixtures is not None:  # a disk that would not take them: an ApiError
             loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
-        # Without --admin nothing can read the journal, so none is kept. Off loopback the stub is
-        # reached by names it cannot know, and a proxy routes by name: any Host is answered.
+        # No --admin, no journal: none could read it. Off loopback or proxied, any Host may name it.
         app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                           admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                           journal_size=JOURNAL_SIZE if args.admin else 0,
@@ -3405,8 +3357,7 @@ def remove_if_holding(path: Path, text: str) -> None:
 
 
 def holds_only(path: Path, beginning: str) -> bool:
-    """Whether ``path`` is missing, empty (as from mktemp) or begins as the stub's own file does
-    (one a killed stub left): one it may write over."""
+    """Whether the stub may write over ``path``: missing, empty (as from mktemp) or one it left."""
     try:
         with open(path, encoding='utf-8') as file:
             text = file.read(len(beginning))
@@ -3431,7 +3382,6 @@ def holding(store: StubStore) -> str:
 
 def print_banner(console: Console, server: StubServer, url: str, generated: bool,
                  loaded: str) -> None:
-    """Print the banner, with ``url``, the base URL a client on this machine can use."""
     console.log(f'petstore-stub {__version__}: {holding(server.app.store)}{loaded}')
     if generated:
         console.log(f'generated API key (not published anywhere): {server.api_key}')
@@ -3554,25 +3504,20 @@ if 'pytest' in sys.modules:
             return
         write = terminalreporter.write_line
         share, least = 100 * report['met'] / report['documented'], coverage_fail_under(config)
-        failed = least is not None and share < least
-        failure = (f'FAILED: {share:.0f}% of the documented responses met, under '
-                   f'petstore_coverage_fail_under = {least:g}' if failed else '')
-        if not config.getini('petstore_coverage'):
-            if failed:  # said even with the section off
-                write(failure, red=True)
-            return
-        terminalreporter.section('petstore-stub: what the tests met of the API')
-        write(f'documented responses met: {report["met"]} of {report["documented"]} '
-              f'({share:.0f}%)')
-        for operation, never in never_met(report).items():
-            write(f'  never met: {operation} {", ".join(never)}')
-        write('faults met: ' + (', '.join(f'{kind} (x{count})' for kind, count
-                                          in sorted(report['faults'].items())) or 'none'))
-        for operation, called in report['deprecated'].items():
-            write(f'deprecated: {operation} called {times_phrase(called["calls"])}. '
-                  f'{called["hint"]}')
-        if failed:
-            write(failure, red=True)
+        if config.getini('petstore_coverage'):
+            terminalreporter.section('petstore-stub: what the tests met of the API')
+            write(f'documented responses met: {report["met"]} of {report["documented"]} '
+                  f'({share:.0f}%)')
+            for operation, never in never_met(report).items():
+                write(f'  never met: {operation} {", ".join(never)}')
+            write('faults met: ' + (', '.join(f'{kind} (x{count})' for kind, count
+                                              in sorted(report['faults'].items())) or 'none'))
+            for operation, called in report['deprecated'].items():
+                write(f'deprecated: {operation} called {times_phrase(called["calls"])}. '
+                      f'{called["hint"]}')
+        if least is not None and share < least:  # said even with the section off
+            write(f'FAILED: {share:.0f}% of the documented responses met, under '
+                  f'petstore_coverage_fail_under = {least:g}', red=True)
 
     def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
@@ -3633,7 +3578,6 @@ if 'pytest' in sys.modules:
         except ModuleNotFoundError:
             pytest.fail('the petstore_app fixture needs WebTest: '
                         "pip install 'petstore-stub[pytest]'", pytrace=False)
-
         app = create_stub(api_keys=[petstore_api_key], admin=True,
                           base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)
         if petstore_fixtures:
