@@ -2986,11 +2986,12 @@ class StubServer(Controls):
                 os.close(descriptor)
                 self.ca_file = Path(name)
             try:
-                write_whole(self.ca_file, self.tls.ca_pem)
+                write_whole(self.ca_file, ca_pem := f'written_by: {MARK.format(os.getpid())}\n'
+                                                      + self.tls.ca_pem)
             except OSError as error:  # named by its file: no failure to listen
                 self.stop()
                 raise OSError(error.errno, error.strerror, str(self.ca_file)) from None
-            self._ca_written = self.tls.ca_pem
+            self._ca_written = ca_pem
 
     def start(self) -> StubServer:
         """Serve in a daemon thread; a second start raises RuntimeError."""
@@ -3238,9 +3239,9 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
                                  'overwrite; give it a name of its own')
         if None not in written.values() and is_same_file(*written.values()):
             raise ValueError('--ready-file and --tls-ca-file name one file; give each its own')
-        for (flag, path), ours in zip(written.items(), ('{"url": "', '-----BEGIN CERTIFICATE')):
-            if path is not None and not holds_only(path, ours):
-                raise ValueError(f'{flag} {path} holds a file the stub did not write, which it '
+        for flag, path in written.items():
+            if path is not None and not left_by_no_stub_running(path):
+                raise ValueError(f'{flag} {path} holds a file no stub now stopped left, which it '
                                  'would overwrite, then remove; give it a name of its own')
         if args.tls_key is not None and args.tls_cert is None:
             raise ValueError('--tls-key goes with --tls-cert, the certificate it is the key of')
@@ -3306,7 +3307,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
         ready = None
         if args.ready_file is not None:
-            document = {'url': url, 'pid': os.getpid()}
+            document = {'written_by': MARK.format(os.getpid()), 'url': url, 'pid': os.getpid()}
             if args.admin:
                 document['admin_url'] = url.removesuffix(app.base_path) + ADMIN_PREFIX.rstrip('/')
             if tls is not None:  # None with a certificate of your own
@@ -3356,16 +3357,31 @@ def remove_if_holding(path: Path, text: str) -> None:
             path.unlink()
 
 
-def holds_only(path: Path, beginning: str) -> bool:
-    """Whether the stub may write over ``path``: missing, empty (as from mktemp) or one it left."""
+#: What begins a file the stub writes, the ready file (JSON) or the CA file (text before a PEM).
+MARK = 'petstore-stub pid {}'
+MARKED = re.compile(rb'(?:\{"written_by": "|written_by: )petstore-stub pid ([0-9]{1,18})["\n]')
+
+
+def left_by_no_stub_running(path: Path) -> bool:
+    """Whether the stub may write over ``path``: missing, empty (as from mktemp), or marked by a
+    stub whose process is gone (one killed). Windows has no harmless probe: a mark there is kept."""
     try:
-        with open(path, encoding='utf-8') as file:
-            text = file.read(len(beginning))
+        with open(path, 'rb') as file:
+            head = file.read(64)
     except FileNotFoundError:
         return True
-    except (OSError, UnicodeError):
+    except OSError:
         return False
-    return text in ('', beginning)
+    found = MARKED.match(head)
+    if not head or found is None or os.name == 'nt':
+        return not head
+    try:
+        os.kill(int(found[1]), 0)  # signal 0 only asks whether the process is there
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):  # another user's process
+        return False
+    return False
 
 
 def is_same_file(path: Path, other: Path) -> bool:

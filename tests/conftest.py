@@ -129,6 +129,13 @@ def port_of(url: str) -> int:
     return urlsplit(url).port
 
 
+def gone_pid() -> int:
+    """The pid of a process that has ended, as a killed stub's has."""
+    process = subprocess.Popen([sys.executable, '-c', 'pass'])
+    process.wait()
+    return process.pid
+
+
 def send(port: int, method: str, path: str, host: str | None = None, body=None,
          headers=None) -> tuple[int, dict[str, str], bytes]:
     """One request over a fresh connection, with ``host`` as its Host header; the status,

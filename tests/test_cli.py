@@ -19,8 +19,8 @@ import webtest
 
 import petstore_stub as stub
 from conftest import (AUTH, MODULE, PREFLIGHT, SERVED, NotBound, NotBoundServingOnce, NotServing,
-                      ServingOnce, StubProcess, call_once, listed, make_client, port_of, raw_post,
-                      recording, send, wait_until)
+                      ServingOnce, StubProcess, call_once, gone_pid, listed, make_client, port_of,
+                      raw_post, recording, send, wait_until)
 
 
 def main(argv: list[str], server_class: type[stub.StubServer] = ServingOnce) -> int:
@@ -344,10 +344,10 @@ def test_help_lists_every_flag_with_examples(capsys):
                  "name the stub answers to (Codepoint U+005F at position 4 of 'pet_store' not "
                  "allowed)",
                  id='--tls, --allow-host with _'),
-    pytest.param(['--ready-file', stub.__file__], {}, 'petstore_stub.py holds a file the stub '
-                 'did not write, which it would overwrite, then remove', id='--ready-file a file'),
+    pytest.param(['--ready-file', stub.__file__], {}, 'petstore_stub.py holds a file no stub now '
+                 'stopped left, which it would overwrite, then remove', id='--ready-file a file'),
     pytest.param(['--tls', '--tls-ca-file', stub.__file__], {}, 'petstore_stub.py holds a file '
-                 'the stub did not write', id='--tls-ca-file a file'),
+                 'no stub now stopped left', id='--tls-ca-file a file'),
     pytest.param(['--tls-key', stub.__file__], {}, '--tls-key goes with --tls-cert',
                  id='--tls-key alone'),
     pytest.param(['--tls-cert', 'no-such.pem'], {}, "give a file that exists; got 'no-such.pem'",
@@ -422,7 +422,8 @@ def test_the_ready_file_names_the_urls_while_serving_and_goes_at_a_clean_stop(
                 server_class=while_serving) == 0
     url = banner_url(capsys.readouterr().out)
     origin = url.removesuffix('/v1')
-    assert SERVED == [{'url': url, 'pid': os.getpid(),
+    assert SERVED == [{'written_by': f'petstore-stub pid {os.getpid()}', 'url': url,
+                       'pid': os.getpid(),
                        **({'admin_url': f'{origin}/__admin'} if admin_url else {})}]
     assert list(tmp_path.iterdir()) == []  # the file is gone, and no temporary one is left
 
@@ -464,6 +465,44 @@ def test_a_clean_stop_leaves_a_ready_file_another_stub_wrote_since(tmp_path, ren
     assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready)],
                 server_class=recording(another_stub_writes_its_own)) == 0
     assert json.loads(ready.read_text())['pid'] == 1
+
+
+#: How the stub marks a file it writes, with the pid of the stub that wrote it.
+MARKS = {'--ready-file': '{{"written_by": "petstore-stub pid {pid}", "url": "http://[::1]:9/v1"}}',
+         '--tls-ca-file': 'written_by: petstore-stub pid {pid}\n-----BEGIN CERTIFICATE-----\nMII'}
+
+
+@pytest.mark.parametrize('flag', ['--ready-file', '--tls-ca-file'])
+@pytest.mark.parametrize('held', [
+    pytest.param('{"url": "https://example.com/config", "token": "keepme"}',
+                 id="a JSON file of one's own"),
+    pytest.param('-----BEGIN CERTIFICATE-----\nMIIBmkcert\n-----END CERTIFICATE-----\n',
+                 id='a CA certificate'),
+    pytest.param('{"url": "http://127.0.0.1:1/v1", "pid": 1}', id='a ready file with no mark'),
+    pytest.param('running', id="the mark of a stub that runs"),
+    pytest.param('written_by: petstore-stub pid 1x\n', id='a mark with no pid'),
+])
+def test_a_file_the_stub_cannot_prove_it_left_is_refused_with_status_2_and_kept_byte_for_byte(
+        capsys, tmp_path, flag, held):
+    path = tmp_path / 'held'
+    held = MARKS[flag].format(pid=os.getpid()) if held == 'running' else held
+    path.write_bytes(held.encode())
+    with pytest.raises(SystemExit) as exited:
+        main(['--db', ':memory:', flag, str(path)])
+    assert exited.value.code == 2 and SERVED == []
+    assert f'{flag} {path} holds a file no stub now stopped left' in capsys.readouterr().err
+    assert path.read_bytes() == held.encode()
+
+
+@pytest.mark.parametrize('flag', ['--ready-file', '--tls-ca-file'])
+def test_a_file_whose_mark_names_a_stub_now_gone_is_taken(tmp_path, flag):
+    path = tmp_path / 'left'
+    path.write_text(MARKS[flag].format(pid=gone_pid()))
+    flags = ['--tls', '--tls-ca-file', str(path)] if flag == '--tls-ca-file' else [flag, str(path)]
+    while_serving = recording(lambda server: path.read_text().split('\n')[0])
+    assert main(['--port', '0', '--db', ':memory:', *flags], server_class=while_serving) == 0
+    assert SERVED[0].startswith(MARKS[flag].format(pid=os.getpid()).split('\n')[0][:40])
+    assert not path.exists()
 
 
 def test_a_ready_file_that_cannot_be_written_stops_the_stub_before_its_banner(capsys):

@@ -23,7 +23,7 @@ import requests
 import trustme
 
 import petstore_stub as stub
-from conftest import AUTH, KEY, StubProcess, port_of, wait_until
+from conftest import AUTH, KEY, StubProcess, gone_pid, port_of, wait_until
 from test_faults import RAISES as OVER_HTTP
 from test_server import exchange
 
@@ -77,7 +77,8 @@ def answer(connection: socket.socket) -> bytes:
 @pytest.mark.parametrize('client', CLIENTS)
 def test_a_client_that_trusts_the_ca_file_is_served_over_https(server, client):
     assert server.url.startswith('https://127.0.0.1:')
-    assert server.ca_file.read_text().startswith('-----BEGIN CERTIFICATE-----')
+    assert server.ca_file.read_text().startswith(f'written_by: petstore-stub pid {os.getpid()}\n'
+                                                 '-----BEGIN CERTIFICATE-----')
     assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
 
 
@@ -518,10 +519,12 @@ def test_a_key_with_a_passphrase_is_refused_in_one_line_without_asking_for_it(
 
 
 @pytest.mark.parametrize('left', ['', 'stale'])
-def test_an_empty_file_or_one_a_killed_stub_left_is_written_over_and_removed(tmp_path, left):
-    ready, ca_file = tmp_path / 's.json', tmp_path / 'ca.pem'
-    ready.write_text('{"url": "https://127.0.0.1:9/v1", "pid": 1}' if left else '')
-    ca_file.write_text('-----BEGIN CERTIFICATE-----\nMIIB...' if left else '')
+def test_an_empty_file_or_one_a_stub_now_gone_left_is_written_over_and_removed(tmp_path, left):
+    ready, ca_file, gone = tmp_path / 's.json', tmp_path / 'ca.pem', gone_pid()
+    ready.write_text(f'{{"written_by": "petstore-stub pid {gone}", "url": "https://127.0.0.1:9/v1"}}'
+                     if left else '')
+    ca_file.write_text(f'written_by: petstore-stub pid {gone}\n-----BEGIN CERTIFICATE-----\nMIIB'
+                       if left else '')
 
     def while_serving(server):
         return json.loads(ready.read_text())['ca_file'], ca_file.read_text()
@@ -530,7 +533,8 @@ def test_an_empty_file_or_one_a_killed_stub_left_is_written_over_and_removed(tmp
                       '--port', '0', '--db', ':memory:', '--quiet'],
                      server_class=ServingWhile(while_serving)) == 0
     ((named, written),) = SEEN
-    assert named == str(ca_file) and written.startswith('-----BEGIN CERTIFICATE-----\nMII')
+    assert named == str(ca_file) and written.startswith(
+        f'written_by: petstore-stub pid {os.getpid()}\n-----BEGIN CERTIFICATE-----\nMII')
     assert not ready.exists() and not ca_file.exists()
 
 
