@@ -1842,11 +1842,11 @@ class Faults:
             self._queue.append((queued, (fault['times'], fault['after'])))
             return dict(queued)
 
-    def cancel(self, fault_id: int) -> None:
+    def cancel(self, fault_id: int | str) -> None:
         with self._lock:
             kept = [queued for queued in self._queue if queued[0]['id'] != fault_id]
             if len(kept) == len(self._queue):
-                raise ApiError(404, 'not_found', f'no fault with id {fault_id!r} is queued: it has '
+                raise ApiError(404, 'not_found', f'no fault with id {fault_id} is queued: it has '
                                                  'fired all its times, or was cancelled')
             self._queue = kept
 
@@ -1995,7 +1995,7 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     delay = fields_of(document, 'a delay', distribution='fixed', seconds=None, lower=None,
                       upper=None, median=None, sigma=None, cap=None, route=None, seed=None)
     kind = delay['distribution']
-    if kind not in DELAY_FIELDS:
+    if not isinstance(kind, str) or kind not in DELAY_FIELDS:
         raise bad_body(f'distribution must be one of {", ".join(DELAY_FIELDS)}; '
                        f'got {as_given(kind, nothing)}')
     wanted = DELAY_FIELDS[kind]  # a lognormal delay's cap may be left out
@@ -2231,7 +2231,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
           body=True, status=201)
     admin('DELETE', 'faults', 'clearFaults', stub.faults.clear)
     admin('DELETE', 'faults/<fault_id>', 'cancelFault', lambda fault_id: stub.faults.cancel(
-        parse_whole_number(fault_id) or 0))  # no fault has id 0, nor 'x'
+        parse_whole_number(fault_id) or printable(fault_id[:40])))  # as sent, if no id
     admin('GET', 'settings', 'getSettings', stub.settings)
     admin('GET', 'coverage', 'getCoverage', stub.coverage)
     admin('DELETE', 'coverage', 'clearCoverage', stub.clear_coverage)
@@ -2249,7 +2249,8 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
     operation, method, path = call.pop('operation'), call.pop('method'), call.pop('path')
     if (operation is None) == (method is None and path is None) or (method is None) != (
             path is None):
-        raise bad_body('name the call by operation, or by method and path: one of the two')
+        raise bad_body('name the call by operation, or by method and path: one of the two; '
+                       f'got {brief_json(document)}')
     if operation is not None and operation not in JOURNALLED:
         raise bad_body(f'operation must be one of {", ".join(JOURNALLED)}; '
                        f'got {brief_json(operation)}')

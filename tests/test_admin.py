@@ -4,6 +4,7 @@ the delay; as strict about their inputs as the API."""
 import http.client
 import json
 import socket
+import urllib.parse
 
 import pytest
 import webtest
@@ -237,7 +238,7 @@ def test_a_filter_names_its_calls_one_way_and_says_so(call):
     client = make_client(stub.create_stub(admin=True))
     refused = client.post_json('/__admin/requests/count', call, status=400).json
     assert refused['message'] == ('name the call by operation, or by method and path: '
-                                  'one of the two')
+                                  f'one of the two; got {json.dumps(call)}')
 
 
 # -- find, one entry, settings, one fault, shutdown -----------------------------------
@@ -333,3 +334,47 @@ def test_a_delay_that_cannot_be_drawn_is_refused(admin, document, words):
 def test_an_admin_refusal_shows_the_value_given_as_json(admin, path, document, shown):
     message = admin.post_json(f'/__admin/{path}', document, status=400).json['message']
     assert message.endswith(shown)
+
+
+# -- every admin input of a wrong type is a 400, naming what was sent -----------------
+
+#: Each admin request with a body, and a valid body it takes; each field is then sent wrong.
+ADMIN_BODIES = {
+    '/__admin/requests/count': ('CallFilter', {'operation': 'createPet'}),
+    '/__admin/requests/find': ('CallFilter', {'operation': 'createPet'}),
+    '/__admin/requests/assert': ('CallAssertion', {'operation': 'createPet', 'times': 0}),
+    '/__admin/faults': ('NewFault', {'fault': 503}),
+    '/__admin/chaos': ('Chaos', {'rate': 0}),
+    '/__admin/delay': ('NewDelay', {'seconds': 0}),
+}
+WRONG_TYPES = {'a list': [1], 'an empty list': [], 'an object': {'a': 1}, 'an empty object': {},
+               'a number': 1.5, 'a boolean': True, 'null': None}
+
+
+def admin_body_fields():
+    schemas = stub.openapi_template('admin-openapi.json')['components']['schemas']
+    return [pytest.param(path, {**valid, field: value}, id=f'{path} {field} {kind}')
+            for path, (schema, valid) in ADMIN_BODIES.items()
+            for field in schemas[schema]['properties']
+            for kind, value in WRONG_TYPES.items()]
+
+
+@pytest.mark.parametrize('path, body', admin_body_fields())
+def test_every_admin_body_field_of_a_wrong_type_is_a_400_or_taken_never_a_500(admin, path, body):
+    response = admin.post_json(path, body, expect_errors=True)
+    assert response.status_int in (200, 201, 400, 409), response.text
+    if response.status_int == 400:  # what was sent is named, unless it is a field left out
+        assert response.json['code'] == 'invalid_body'
+        assert 'got ' in response.json['message'] or 'is required' in response.json['message']
+
+
+@pytest.mark.parametrize('fault_id, named', [
+    pytest.param('-1', '-1', id='negative'), pytest.param('abc', 'abc', id='a word'),
+    pytest.param('1.0', '1.0', id='a decimal'), pytest.param('٣', '\\u0663', id='an Arabic 3'),
+    pytest.param('9' * 5000, '9' * 40, id='5,000 digits'), pytest.param('0', '0', id='zero')])
+def test_cancelling_a_fault_by_an_id_none_has_names_the_id_sent(admin, fault_id, named):
+    admin.app.fail_next(503)
+    error = admin.delete(f'/__admin/faults/{urllib.parse.quote(fault_id)}', status=404).json
+    assert error['message'].startswith(f'no fault with id {named} is queued'), error['message']
+    assert len(admin.get('/__admin/faults').json['faults']) == 1
+    admin.app.faults.clear()
