@@ -1180,12 +1180,13 @@ class StubApp(Controls):
     endpoints; ``cors`` lets pages on any origin call the API; the journal keeps ``journal_size``
     requests; ``trust_proxy`` takes the client's address from ``X-Forwarded-*``; ``access_log``
     gets a line per request; ``allowed_hosts``, unless None, limits an app served on loopback to
-    requests whose Host is a loopback name or one of these."""
+    requests whose Host is a loopback name or one of these; ``show_credentials`` journals and logs
+    credentials as sent, unmasked."""
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                  base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
                  trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-                 access_log: Callable[[str], Any] | None = None,
+                 access_log: Callable[[str], Any] | None = None, show_credentials: bool = False,
                  allowed_hosts: Iterable[str] | None = None) -> None:
         if isinstance(allowed_hosts, str):
             raise ValueError(f'give a list of host names; got {allowed_hosts!r}')
@@ -1202,7 +1203,8 @@ class StubApp(Controls):
         #: For check(): each failure in the app or its server, without frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
         self.fence, self.faults = Fence(), Faults()
-        self.journal = Journal(journal_size, admin, self.api_keys)
+        self.show_credentials = show_credentials
+        self.journal = Journal(journal_size, admin, None if show_credentials else self.api_keys)
         self._hinted = False  #: whether the access log has said to restart with --cors
         add_documents(api, base_path, self.api_keys, admin)
         if admin:
@@ -1331,8 +1333,9 @@ class StubApp(Controls):
     def log(self, environ: dict, exchange: Exchange, started: float) -> None:
         if environ['PATH_INFO'] != FAVICON:
             query = environ.get('QUERY_STRING')
-            target = environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
-                environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))
+            path, mark, query = (environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
+                environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))).partition('?')
+            target = path + mark + (query if self.show_credentials else masked_query(query))
             # A refusal's request line may have no target, or be no line at all ('-').
             self.access_log(log_line(environ.get('REMOTE_ADDR') or '-',
                                      f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
@@ -1468,7 +1471,7 @@ def is_plain_segment(segment: str) -> bool:
 class Journal:
     """The last ``size`` requests (0: none) as sent; not admin calls, the page ``/`` or its icon."""
 
-    def __init__(self, size: int, admin: bool, api_keys: Sequence[str] = ()) -> None:
+    def __init__(self, size: int, admin: bool, api_keys: Sequence[str] | None = ()) -> None:
         self.size, self.admin, self.api_keys = size, admin, api_keys
         self.coverage = Coverage()  #: counted as each entry is made, and kept past a clear
         #: Each entry, with when its request arrived.
@@ -1607,8 +1610,9 @@ class KeptBody:
 
 
 def journal_entry(environ: dict, exchange: Exchange, body: bytes,
-                  api_keys: Sequence[str] = ()) -> dict:
-    """What the journal keeps of a request, about 10 KB at most; the body is parsed when read."""
+                  api_keys: Sequence[str] | None = ()) -> dict:
+    """What the journal keeps of a request, about 10 KB at most, credentials masked but the stub's
+    ``api_keys`` (None: none masked); the body is parsed when read."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ, api_keys)
     status = None if exchange.close else exchange.status
@@ -1616,7 +1620,8 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
     return {
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
         'path': path[:JOURNAL_TEXT_CHARS],
-        'query': query[:JOURNAL_TEXT_CHARS],
+        'query': query[:JOURNAL_TEXT_CHARS] if api_keys is None else masked_query(
+            query[:JOURNAL_TEXT_CHARS]),
         'operation': exchange.operation,
         'headers': headers,
         'body': body[:JOURNAL_BODY_BYTES + 1],
@@ -1629,8 +1634,9 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
     }
 
 
-def request_headers(environ: dict, api_keys: Sequence[str] = ()) -> tuple[dict[str, str], bool]:
-    """The headers, credentials masked, and whether any were cut; each UTF-8 where it is."""
+def request_headers(environ: dict, api_keys: Sequence[str] | None = ()
+                    ) -> tuple[dict[str, str], bool]:
+    """The headers, credentials masked (None: none), and whether any were cut; UTF-8 where so."""
     headers: dict[str, str] = {}
     room = JOURNAL_HEADER_CHARS
     for key, value in environ.items():
@@ -1642,17 +1648,25 @@ def request_headers(environ: dict, api_keys: Sequence[str] = ()) -> tuple[dict[s
         room -= len(name) + len(value)
         if room < 0:
             return headers, True
-        headers[name] = masked(value, api_keys) if name in CREDENTIALS else value
+        if api_keys is not None and CREDENTIAL.search(name):
+            value = masked(value, api_keys, scheme=name.endswith('Authorization'))
+        headers[name] = value
     return headers, False
 
 
-#: The request headers that carry credentials, as request_headers() names them.
-CREDENTIALS = ('Authorization', 'Proxy-Authorization', 'Cookie', 'Set-Cookie', 'X-Api-Key')
+#: A header or query parameter named as a credential's (not ``Idempotency-Key``, say), any case.
+CREDENTIAL = re.compile(r'auth|token|secret|passw(?:or)?d|cookie|session|signature|credential'
+                        r'|(?:api|access|private|secret)[-_]?key', re.IGNORECASE)
+#: The IANA HTTP Authentication Scheme Registry's schemes: what a masked Authorization shows.
+AUTH_SCHEMES = ('basic', 'bearer', 'concealed', 'digest', 'dpop', 'gnap', 'hoba', 'mutual',
+                'negotiate', 'ntlm', 'oauth', 'privatetoken', 'scram-sha-1', 'scram-sha-256',
+                'vapid')
 
 
 def without_credentials(quoted: str) -> str:
     """Quoted request text, cut where a credential header begins (a refused line, a folded Host)."""
-    found = re.search(f'(?i)({"|".join(CREDENTIALS)})\\s*:', quoted)
+    found = re.search(rf"(?i)[\w!#$%&'*+.^`|~-]*(?:{CREDENTIAL.pattern})[\w!#$%&'*+.^`|~-]*\s*:",
+                      quoted)
     return quoted if found is None else f'{quoted[:found.end()]} <redacted>'
 
 
@@ -1662,14 +1676,27 @@ class Masked(str):
     sent: str
 
 
-def masked(value: str, api_keys: Sequence[str]) -> str:
-    """A credential header's value, masked but for its scheme; as it is if it is the stub's key."""
-    scheme, space, secret = value.partition(' ')
-    if scheme.lower() == 'bearer' and secret.strip(' \t') in api_keys:
+def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
+    """A credential masked whole, or where ``scheme`` (Authorization) but for a registered scheme;
+    as it is if that is Bearer with one of the stub's own keys."""
+    kind, space, secret = value.partition(' ')
+    if scheme and kind.lower() == 'bearer' and secret.strip(' \t') in api_keys:
         return value
-    shown = Masked(f'{scheme} <redacted: {len(secret)} characters>' if space and secret
-                   and TOKEN_PATTERN.fullmatch(scheme) else f'<redacted: {len(value)} characters>')
+    shown = Masked(f'{kind} <redacted: {len(secret)} characters>' if scheme and space and secret
+                   and kind.lower() in AUTH_SCHEMES else f'<redacted: {len(value)} characters>')
     shown.sent = value
+    return shown
+
+
+def masked_query(query: str) -> str:
+    """A query string with the value of each parameter named as a credential masked."""
+    shown = re.sub(r'(?<![^&])([^&=]*)=([^&]*)', lambda pair: f'{pair[1]}=<redacted: '
+                   f'{len(pair[2])} characters>' if CREDENTIAL.search(
+                       urllib.parse.unquote_plus(pair[1])) else pair[0], query)
+    if shown == query:
+        return query
+    shown = Masked(shown)
+    shown.sent = query
     return shown
 
 
@@ -2407,12 +2434,13 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
         yield 'body', json, body
     if query is not None:
         parsed: dict[str, list[str]] = {}
-        with contextlib.suppress(ApiError):
-            parsed = parse_query(entry['query'])
+        with contextlib.suppress(ApiError):  # compared as sent, a credential shown masked
+            parsed = parse_query(getattr(entry['query'], 'sent', entry['query']))
         for name, expected in query.items():
             sent = parsed.get(name, [ABSENT])
-            if not same_json(expected, sent[0] if len(sent) == 1 else sent):
-                yield f'query {name}', expected, sent[0] if len(sent) == 1 else sent
+            if not same_json(expected, sent := sent[0] if len(sent) == 1 else sent):
+                yield f'query {name}', expected, '<redacted>' if sent is not ABSENT and hasattr(
+                    entry['query'], 'sent') and CREDENTIAL.search(name) else sent
     if headers:
         sent_headers = {name.lower(): value for name, value in entry['headers'].items()}
         for name, expected in headers.items():

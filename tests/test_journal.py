@@ -9,6 +9,7 @@ import signal
 import socket
 import time
 import tracemalloc
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -287,3 +288,65 @@ def test_the_admin_api_gives_the_coverage_and_clears_it():
     assert covered['responses']['getPet']['404'] == 1 and covered['deprecated']['getPet']['calls']
     client.delete('/__admin/coverage', status=204)
     assert client.get('/__admin/coverage').json['met'] == 0
+
+
+@pytest.mark.parametrize('name, value, shown', [
+    pytest.param('X-Api-Key', 'SECRETscheme05 x', '<redacted: 16 characters>',
+                 id='X-Api-Key keeps no first word'),
+    pytest.param('Cookie', 'SECRETcookie06 sess=1', '<redacted: 21 characters>',
+                 id='Cookie keeps no first word'),
+    pytest.param('Authorization', 'SECRETnoscheme25 Bearer', '<redacted: 23 characters>',
+                 id='Authorization keeps no unregistered scheme'),
+    pytest.param('Authorization', 'Digest SECRET', 'Digest <redacted: 6 characters>',
+                 id='Authorization keeps a registered scheme'),
+    pytest.param('Proxy-Authorization', 'negotiate SECRET', 'negotiate <redacted: 6 characters>',
+                 id='Proxy-Authorization keeps a registered scheme in any case'),
+    pytest.param('Authentication', 'Bearer SECRET', '<redacted: 13 characters>',
+                 id='Authentication keeps no scheme'),
+    *(pytest.param(name, 'SECRET-value', '<redacted: 12 characters>', id=name) for name in (
+        'X-Auth-Token', 'Api-Key', 'X-Access-Token', 'Private-Token', 'X-Amz-Security-Token',
+        'X-Goog-Api-Key', 'X-Csrf-Token', 'X-Session-Id', 'X-Client-Secret', 'X-Signature',
+        'X-Password', 'Apikey', 'X-Secret-Key', 'X-Credential')),
+    pytest.param('Idempotency-Key', 'order-17', 'order-17', id='Idempotency-Key is no credential'),
+    pytest.param('X-Request-Id', 'r-1', 'r-1', id='X-Request-Id is no credential'),
+])
+def test_a_header_named_as_a_credential_is_journalled_masked_whole_but_a_registered_scheme(
+        name, value, shown):
+    app = stub.create_stub(admin=True)
+    client = make_client(app)
+    client.get('/v1/pets', headers={name: value}, status='*')
+    (entry,) = app.requests
+    assert entry['headers'][name] == shown
+    app.assert_called('GET /pets', headers={name: value})  # a test still matches it as sent
+    if shown != value:
+        assert 'SECRET' not in client.get('/__admin/requests').text
+
+
+@pytest.mark.parametrize('query', ['api_key=SECRET1&limit=5', 'limit=5&access_token=SECRET1',
+                                   'limit=5&Client%5FSecret=SECRET1'])
+def test_a_query_parameter_named_as_a_credential_is_shown_masked_wherever_a_request_is(query):
+    lines = []
+    app = stub.create_stub(admin=True, access_log=lines.append)
+    client = make_client(app)
+    client.get(f'/v1/pets?{query}', status=400)  # listPets takes no such parameter
+    (entry,) = app.requests
+    assert 'SECRET1' not in json.dumps(app.requests) and 'SECRET1' not in lines[0]
+    assert '<redacted: 7 characters>' in entry['query'] and 'limit=5' in entry['query']
+    assert 'SECRET1' not in client.get('/__admin/requests').text
+    name = query.replace('limit=5', '').strip('&').partition('=')[0]
+    app.assert_called('listPets', query={urllib.parse.unquote(name): 'SECRET1', 'limit': 5})
+    with pytest.raises(AssertionError) as failure:
+        app.assert_called('listPets', query={'limit': 6})
+    assert 'SECRET1' not in str(failure.value)
+    failed = client.post_json('/__admin/requests/assert',
+                              {'operation': 'listPets', 'query': {'limit': 6}}, status=409)
+    assert 'SECRET1' not in failed.text
+
+
+def test_show_credentials_journals_and_logs_them_as_sent():
+    lines = []
+    app = stub.create_stub(admin=True, access_log=lines.append, show_credentials=True)
+    make_client(app).get('/v1/pets?api_key=SECRET1', headers={'X-Api-Key': 'SECRET2'}, status=400)
+    (entry,) = app.requests
+    assert entry['query'] == 'api_key=SECRET1' and entry['headers']['X-Api-Key'] == 'SECRET2'
+    assert 'api_key=SECRET1' in lines[0]
