@@ -2778,6 +2778,10 @@ class Waitress:
         abrupt = False  # closed by a reset fault
         ends_loop = False  # it carried a shutdown: its close ends the event loop
 
+        def __init__(self, *args: Any, **options: Any) -> None:
+            super().__init__(*args, **options)
+            self.outbuf_lock = Waitress.Unread(self)
+
         def send_continue(self) -> None:
             # 100 Continue only with a key the app takes; else the request goes on at once without
             # its body, for its 401, and the connection closes after it: the body may come anyway.
@@ -2798,6 +2802,27 @@ class Waitress:
                 Waitress.close_connections(self.server)
 
     Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, Task
+
+    class Unread(threading.Condition):
+        """waitress's lock on a connection's answers. A worker waits on it, without end, while more
+        than waitress's high-water mark (16 MB) waits for the client to read; here a client that
+        takes no byte for the send timeout has its connection closed, and the worker goes free."""
+
+        def __init__(self, channel: waitress.channel.HTTPChannel) -> None:
+            super().__init__()
+            self.channel = channel
+
+        def wait(self, timeout: float | None = None) -> bool:
+            if timeout is not None:
+                return super().wait(timeout)
+            channel, unsent = self.channel, self.channel.total_outbufs_len
+            if super().wait(channel.server.petstore_send_timeout) or (
+                    channel.total_outbufs_len < unsent):  # notified, or the client took some
+                return True
+            if not channel.will_close:  # closed in the event loop's thread, which wakes this one
+                channel.will_close = True
+                channel.server.trigger.pull_trigger(channel.handle_close)
+            return False
 
     class TlsChannel(Channel):
         """Its first byte tells a TLS handshake from plain HTTP, parsed for its 400. The handshake,
@@ -2909,8 +2934,8 @@ class Waitress:
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
     def __init__(self, app: StubApp, host: str, port: int, threads: int,
-                 tls: ssl.SSLContext | None = None,
-                 log: Callable[[str], Any] | None = None) -> None:
+                 tls: ssl.SSLContext | None = None, log: Callable[[str], Any] | None = None,
+                 send_timeout: float = 10.0) -> None:
         # Filters, not levels, taken off at close(): the host process's loggers stay as they were.
         self._quiet = [(logging.getLogger(name), lambda record, start=start:
                         not record.getMessage().startswith(start))
@@ -2924,6 +2949,7 @@ class Waitress:
             clear_untrusted_proxy_headers=False)  # apply_forwarded() decides what to trust
         self._server.channel_class = self.Channel if tls is None else self.TlsChannel
         self._server.petstore_tls, self._server.petstore_log = tls, log  # for TlsChannel
+        self._server.petstore_send_timeout = send_timeout  # for Unread
         self.port = int(self._server.effective_port)
         self.run = self._server.run  # the event loop, until close() or a shutdown's answer
 
@@ -2960,8 +2986,9 @@ class StubServer(Controls):
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
                  threads: int = SERVER_THREADS, *, tls: Tls | None = None,
-                 ca_file: str | os.PathLike | None = None) -> None:
+                 ca_file: str | os.PathLike | None = None, send_timeout: float = 10.0) -> None:
         self.app, self.host, self.port, self.threads = app, host, port, threads
+        self.send_timeout = send_timeout
         self.store, self.faults, self.fence, self.journal = (app.store, app.faults, app.fence,
                                                              app.journal)
         self.api_keys, self.base_path, self.api_key = app.api_keys, app.base_path, app.api_keys[0]
@@ -3007,7 +3034,7 @@ class StubServer(Controls):
             raise RuntimeError('this server is already started')
         self._server = Waitress(self.app, self.host, self.port, self.threads,
                                 None if self.tls is None else self.tls.context,
-                                self.app.access_log)
+                                self.app.access_log, self.send_timeout)
         self.port = self._server.port
         if self.tls is not None and self.tls.ca_pem is not None:
             if self.ca_file is None:
@@ -3146,6 +3173,11 @@ def build_parser() -> argparse.ArgumentParser:
     add('--tls-key', type=existing_file, metavar='FILE',
         help="--tls-cert's private key, unless the certificate's file holds it")
     add('--quiet', action='store_true', help='no access log')
+    add('--show-credentials', action='store_true',
+        help='journal and log credentials as sent, unmasked (to debug on your own machine)')
+    add('--send-timeout', type=send_seconds, default=10.0, metavar='SECONDS',
+        help='close a connection whose client takes no byte of its answers for SECONDS while '
+             'a worker waits on it (default: %(default)g)')
     add('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
 
@@ -3180,6 +3212,8 @@ port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
 seed_number = flag_type(parse_whole_number, lambda seed: True, 'a seed is a whole number from 0')
 chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1, 'a rate is a number from 0 to 1')
+send_seconds = flag_type(parse_decimal, lambda seconds: 0 < seconds <= 3600,
+                         'a send timeout is more than 0 seconds, at most 3600')
 
 
 def delay_flag(text: str) -> dict:
@@ -3319,10 +3353,12 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                           admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                           journal_size=JOURNAL_SIZE if args.admin else 0,
                           access_log=None if args.quiet else console.log,
+                          show_credentials=args.show_credentials,
                           allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
                                          else args.allowed_hosts))
         raise_open_files_limit(CONNECTION_LIMIT + 64)
-        server = server_class(app, args.host, port, tls=tls, ca_file=args.tls_ca_file)
+        server = server_class(app, args.host, port, tls=tls, ca_file=args.tls_ca_file,
+                              send_timeout=args.send_timeout)
         try:
             server.bind()
         except (OSError, ValueError) as error:

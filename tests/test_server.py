@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import io
 import logging
 import json
+import re
 import resource
 import signal
 import socket
 import threading
+import time
 from urllib.parse import urlsplit
 
 import pytest
 
 import petstore_stub as stub
-from conftest import AUTH, JSON, JSON_HEADERS, StubProcess, call, call_once, connect, port_of
+from conftest import (AUTH, JSON, JSON_HEADERS, StubProcess, call, call_once, connect, port_of,
+                      wait_until)
 
 
 def test_keep_alive_serves_several_requests_on_one_connection():
@@ -444,3 +448,66 @@ def test_a_path_that_is_an_admin_path_only_once_decoded_waits_at_the_fence_as_an
         assert (status, json.loads(payload)['code']) == (404, 'not_found')
         assert waits == [0.25]  # the delay every API request waits, as the path as sent is one
         assert [entry['path'] for entry in server.requests] == [target]
+
+
+# -- a client that stops reading -------------------------------------------------------
+
+PIPELINED_LISTS = (b'GET /v1/pets?limit=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+                   b'Authorization: Bearer petstore-demo-key\r\n\r\n') * 3
+
+
+@pytest.fixture
+def large_answers():
+    """A server of one worker whose list answers are 17 MB each, past waitress's 16 MB high-water
+    mark, where a worker waits for its client to take them; a send timeout of 1 s."""
+    app = stub.create_stub()
+    for category in range(17):
+        app.add_pet('x' * 1_000_000, category)
+    with stub.StubServer(app, threads=1, send_timeout=1) as server:
+        yield server
+
+
+def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_freeing_its_worker(
+        large_answers):
+    with socket.create_connection(('127.0.0.1', large_answers.port), timeout=10) as stalled:
+        stalled.sendall(PIPELINED_LISTS)  # and never reads: the one worker waits on it
+        wait_until(lambda: len(large_answers.requests) == 2)  # past 16 MB: the worker waits
+        # Answered only once the stalled connection is closed: else it waits without end.
+        assert call_once(large_answers.url, 'GET', '/v1/pets?limit=1')[0] == 200
+        taken = 0
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := stalled.recv(1 << 20):
+                taken += len(chunk)
+    assert taken < 2 * 17_000_000  # closed before its answers were all sent
+
+
+def test_a_client_that_reads_slowly_gets_every_answer_whole_past_the_send_timeout(
+        large_answers):
+    with socket.create_connection(('127.0.0.1', large_answers.port), timeout=10) as slow:
+        slow.sendall(PIPELINED_LISTS)
+        taken = b''
+        for part in range(1, 4):  # 2.1 s in all, but never a second without taking a byte
+            while len(taken) < part * (4 << 20):
+                taken += slow.recv(part * (4 << 20) - len(taken))
+            time.sleep(0.7)
+        stream = io.BufferedReader(Joined(taken, slow.makefile('rb', buffering=0)))
+        answers = []
+        for _ in range(3):
+            head = b''.join(iter(stream.readline, b'\r\n'))
+            answers.append(json.loads(stream.read(int(re.search(rb'Content-Length: (\d+)',
+                                                                  head)[1]))))
+    assert [len(pets) for pets in answers] == [17, 17, 17]
+    assert all(len(pet['name']) == 1_000_000 for pets in answers for pet in pets)
+
+
+class Joined(io.RawIOBase):
+    """What was read already, then the rest of ``raw``."""
+
+    def __init__(self, taken: bytes, raw) -> None:
+        self._taken, self._raw = io.BytesIO(taken), raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        return self._taken.readinto(buffer) or self._raw.readinto(buffer)
