@@ -348,6 +348,9 @@ def test_help_lists_every_flag_with_examples(capsys):
                  'stopped left, which it would overwrite, then remove', id='--ready-file a file'),
     pytest.param(['--tls', '--tls-ca-file', stub.__file__], {}, 'petstore_stub.py holds a file '
                  'no stub now stopped left', id='--tls-ca-file a file'),
+    pytest.param(['--send-timeout', '0'], {}, "a send timeout is more than 0 seconds, at most "
+                 "3600; got '0'", id='--send-timeout 0'),
+    pytest.param(['--send-timeout', '1e3'], {}, "got '1e3'", id='--send-timeout 1e3'),
     pytest.param(['--tls-key', stub.__file__], {}, '--tls-key goes with --tls-cert',
                  id='--tls-key alone'),
     pytest.param(['--tls-cert', 'no-such.pem'], {}, "give a file that exists; got 'no-such.pem'",
@@ -465,6 +468,15 @@ def test_a_clean_stop_leaves_a_ready_file_another_stub_wrote_since(tmp_path, ren
     assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready)],
                 server_class=recording(another_stub_writes_its_own)) == 0
     assert json.loads(ready.read_text())['pid'] == 1
+
+
+def test_the_send_timeout_and_show_credentials_reach_the_server_and_the_journal():
+    assert main(['--port', '0', '--db', ':memory:', '--admin', '--send-timeout', '2.5',
+                 '--show-credentials'], server_class=NotServing) == 0
+    server = SERVED[0]
+    assert server.send_timeout == 2.5 and server.app.show_credentials
+    webtest.TestApp(server.app).get('/v1/pets?api_key=SECRET1', headers=AUTH, status=400)
+    assert server.requests[0]['query'] == 'api_key=SECRET1'
 
 
 #: How the stub marks a file it writes, with the pid of the stub that wrote it.
