@@ -34,10 +34,9 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and ``pe
         server.coverage()                   # what the calls met of the API's description
         server.reset()
 
-The file reads in two parts, each section under a banner; a first read may stop at the end of
-part 1, which uses nothing from part 2: ``create_app()`` is the plain API over a ``PetStore``, a
-dict of pets behind a lock. Part 2 wraps it: ``create_stub()`` adds the fixture server's pieces,
-and ``StubStore`` the durable file. The sections, in order:
+The file reads in two parts. Part 1, which uses nothing from part 2, is ``create_app()``, the plain
+API over a ``PetStore``, a dict of pets behind a lock; part 2 wraps it: ``create_stub()`` adds the
+fixture server's pieces, and ``StubStore`` the durable file. The sections, in order:
 
     Part 1: the Pet Store API, as a student meets it
       Constants
@@ -598,14 +597,13 @@ def pets_phrase(count: int) -> str:
 # =============================================================================
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
-# On disk: a TinyDB file, ``{"pets": {"1": {...}, ...}}``, and beside it ``<file>.log``, one JSON
-# line (a Change) for each change since the file was last written: an insert of new pets by id,
-# ``{"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}``, or a reset, which replaces
-# each table it names, ``{"write": {"pets": {}}}``. A change is visible only once its line is in
-# the log, on disk. A fold (a checkpoint) replaces the file crash-safely, then empties the log: a
-# log replayed over a file holding it changes nothing. One stub per database: the file is locked
-# through any name (a hard link too), and the log at its path, where another file may be put over
-# the database (it is not read, and the next fold writes over it).
+# On disk: a TinyDB file and, beside it, ``<file>.log``: one JSON line (a Change) per change since
+# the file was last written, an insert of new pets by id or a reset replacing each table it names:
+# ``{"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}``, ``{"write": {"pets": {}}}``.
+# A change is visible only once its line is on disk. A fold (a checkpoint) replaces the file
+# crash-safely, then empties the log: a log replayed over a file holding it changes nothing. One
+# stub per database: the file is locked through any name (a hard link too), the log at its path,
+# where another file may be put over the database (not read; the next fold writes over it).
 
 PETS_TABLE = 'pets'
 O_DSYNC = getattr(os, 'O_DSYNC', 0)  #: (Linux, macOS) one system call puts a log line on disk
@@ -620,7 +618,6 @@ class LockedJSONStorage(Storage):
     (TinyDB's JSONStorage writes in place), keeping its mode, or raises OSError; ids may be ints."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        super().__init__()
         self.name = Path(path)  #: as given, for messages
         self.path = Path(os.path.realpath(path))  # a rename replaces the file, not a link to it
         self._descriptor = open_locked(self.path, self.name, os.O_RDONLY)
@@ -701,10 +698,9 @@ def lock_file(descriptor: int, name: Path) -> None:
 
 
 def is_at(descriptor: int, path: Path) -> bool:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         return os.path.samestat(os.fstat(descriptor), os.stat(path))
-    except FileNotFoundError:
-        return False
+    return False
 
 
 def write_all(descriptor: int, data: bytes) -> None:
@@ -758,8 +754,6 @@ def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict
 class Change:
     """One log line, and the one place saying what each kind does, in memory or replayed."""
 
-    KINDS = ('insert', 'write')
-
     def __init__(self, kind: str, new_pets: Sequence[dict] = (), into_empty: bool = False) -> None:
         self.kind = kind
         self.new_pets, self.into_empty = new_pets, into_empty
@@ -771,7 +765,7 @@ class Change:
     def logged(cls, line: Any) -> Change:
         """The change a decoded log line holds; ValueError, TypeError or AttributeError if none."""
         (kind, tables), = line.items()
-        if kind not in cls.KINDS:
+        if kind not in ('insert', 'write'):
             raise ValueError(f'unknown change {kind!r}')
         if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
             raise ValueError(f'its {kind} is not an object of tables, each an object')
@@ -990,10 +984,9 @@ class StubStore(PetStore):
 
 
 # -- The fixture server: StubApp, and one path for every request ---------------
-# StubApp (create_stub()) serves create_app()'s bottle app, with the public documents and the admin
-# endpoints added, on one path, StubApp.__call__(), as bottle's Bottle._handle() serves a route. A
-# step that ends a request raises the ApiError to send, or leaves an instruction to close on its
-# Exchange: data the server adapter makes as the head arrives, and reads once the app returns.
+# StubApp (create_stub()) serves create_app()'s app, its documents and admin endpoints added, on
+# one path, StubApp.__call__(), as bottle's Bottle._handle() serves a route. A step that ends a
+# request raises the ApiError to send, or leaves an instruction to close on its Exchange.
 
 ADMIN_PREFIX = '/__admin/'
 #: operationId -> method: create_app()'s routes, the one list of them, which the rest all read.
@@ -1006,11 +999,9 @@ JOURNAL_TEXT_CHARS = 1024
 #: How many recorded requests the message of a failed assertion lists, and differences of one.
 CALLS_SHOWN, DIFFERENCES_SHOWN = 5, 20
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
-#: What a fault does to a request, by name; a status (400..599) answers with that status.
 FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
-#: Seconds a 'hang' or a 'slow' fault takes unless told; none holds a worker past FAULT_SECONDS_MAX.
-FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}
-FAULT_SECONDS_MAX = 60.0
+FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}  #: what a 'hang' or a 'slow' fault takes unless told
+FAULT_SECONDS_MAX = 60.0  #: no fault holds a worker longer
 #: Faults queued at most (every request looks through them), and a fault's times or after at most.
 FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
 EXCHANGE = 'petstore_stub.exchange'  #: the WSGI environ key of a request's Exchange
@@ -1085,10 +1076,7 @@ class Controls:
 
     def cancel_fault(self, fault_id: int) -> None:
         """Unqueue fault ``fault_id``; ValueError if it fired all its times or was cancelled."""
-        try:
-            self.faults.cancel(fault_id)
-        except ApiError as error:
-            raise ValueError(error.message) from None
+        as_value_error(self.faults.cancel, fault_id)
 
     def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
               seed: int | None = None) -> int | None:
@@ -1151,8 +1139,7 @@ class Controls:
         __tracebackhide__ = True
         self.assert_called(what, times=0)
 
-    def find_requests(self, what: str, *, json: Any = None,
-                      query: Mapping[str, Any] | None = None,
+    def find_requests(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
                       headers: Mapping[str, str] | None = None) -> list[dict]:
         """The journal's entries that assert_called() with these arguments counts, oldest first."""
         return matching_calls(self.requests, what, self.base_path, json, query, headers)
@@ -1238,7 +1225,10 @@ class StubApp(Controls):
                 except ApiError as error:
                     answer = error
                 except Exception as error:  # a bug: a 500 for its request, and check() raises it
-                    answer = self.failed(environ, error)
+                    failure = without_frames(error)
+                    environ['wsgi.errors'].write(failure[1])
+                    self.errors.append(failure)
+                    answer = stub_failed()
             result = self.respond(environ, exchange, answer, start_response, cors)
             try:  # what is noted of it: a failure here is kept for check(), and the answer stands
                 if kept is not None and not exchange.page:  # a browser's visit is no call
@@ -1256,8 +1246,7 @@ class StubApp(Controls):
         return result
 
     def api_answer(self, environ: dict, exchange: Exchange) -> Answer | ApiError | None:
-        """The server's refusal of a request it could not parse; else the API's answer, held first
-        for its operation's delay, or a fault's in its place. None: closed unanswered."""
+        """The refusal, else a fault's answer or the API's, after its operation's delay."""
         if exchange.refusal is not None:  # returned, not raised: it would take this frame along
             return exchange.refusal
         route = self.route_of(environ) if self.faults.armed else None
@@ -1275,10 +1264,9 @@ class StubApp(Controls):
                     raise fault_error(kind, fault, [r.method for r in self.api.routes
                                                     if r.rule == route.rule])
                 if kind in ('drop', 'reset', 'hang') and not exchange.can_close:
-                    raise ApiError(500, 'fault_needs_a_server',
-                                   f'a {kind!r} fault closes the connection, and this request '
-                                   'came over none: use petstore_server or serve(), not '
-                                   'petstore_app')
+                    raise ApiError(500, 'fault_needs_a_server', f'a {kind!r} fault closes the '
+                                   'connection, and this request came over none: use '
+                                   'petstore_server or serve(), not petstore_app')
                 exchange.hold = fault['seconds'] or 0.0  # a hang's, held once it is journalled
                 if kind in ('drop', 'reset', 'hang'):
                     exchange.close = 'reset' if kind == 'reset' else 'dropped'
@@ -1318,12 +1306,6 @@ class StubApp(Controls):
         start_response(status, [*headers, *CORS_HEADERS] if cors else headers)
         return [] if environ['REQUEST_METHOD'] == 'HEAD' else body
 
-    def failed(self, environ: dict, error: Exception) -> ApiError:
-        kept = without_frames(error)
-        environ['wsgi.errors'].write(kept[1])
-        self.errors.append(kept)
-        return stub_failed()
-
     def meant(self, environ: dict, exchange: Exchange) -> str | None:
         """The operation it reached, or for a 401, sent before routing, the one it would have."""
         if exchange.operation is None and exchange.status == 401:
@@ -1355,11 +1337,10 @@ class StubApp(Controls):
 
     def accepts_key(self, authorization: str | None) -> bool:
         """Whether the key passes: the one thing the adapter asks the app, before 100 Continue."""
-        try:
+        with contextlib.suppress(ApiError):
             check_bearer(authorization, self.api_keys)
-        except ApiError:
-            return False
-        return True
+            return True
+        return False
 
 
 def pass_on(error: bottle.HTTPError) -> str:
@@ -1367,7 +1348,7 @@ def pass_on(error: bottle.HTTPError) -> str:
     raise as_api_error(error)
 
 
-def as_value_error(parse: Callable[..., dict], document: dict, **options: Any) -> dict:
+def as_value_error(parse: Callable[..., Any], document: Any, **options: Any) -> Any:
     try:
         return parse(document, **options)
     except ApiError as error:
@@ -1384,8 +1365,7 @@ def without_frames(error: BaseException) -> tuple[BaseException, str]:
     return error, text
 
 
-#: The fixture server's app factory, as create_app() is the plain API's.
-create_stub = StubApp
+create_stub = StubApp  #: the fixture server's app factory, as create_app() is the plain API's
 
 
 # -- The path's steps, in the order a request takes them -----------------------
@@ -1461,11 +1441,10 @@ def route_as_sent(environ: dict) -> None:
 
 
 def is_plain_segment(segment: str) -> bool:
-    try:
+    with contextlib.suppress(UnicodeDecodeError):
         decoded = urllib.parse.unquote_to_bytes(segment).decode('utf-8')
-    except UnicodeDecodeError:
-        return False
-    return decoded not in ('', '.', '..') and '/' not in decoded
+        return decoded not in ('', '.', '..') and '/' not in decoded
+    return False
 
 
 class Journal:
@@ -1486,8 +1465,7 @@ class Journal:
             return None
         return KeptBody(environ)
 
-    def record(self, environ: dict, exchange: Exchange, body: bytes,
-               operation: str | None) -> None:
+    def record(self, environ: dict, exchange: Exchange, body: bytes, operation: str | None) -> None:
         entry = journal_entry(environ, exchange, body, self.api_keys)
         self.coverage.count(operation, entry['status'], entry['fault'])
         with self._lock:
@@ -1743,9 +1721,8 @@ def apply_forwarded(environ: dict) -> None:
         if not 0 < (number or 0) <= 65535:  # no match, or a port past 65535 in the host
             raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
         default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
-        has_port = port or match['port']  # an empty port (``host:``) is no port
-        environ['HTTP_HOST'] = match['name'] + (f':{number}' if has_port and number != default
-                                                else '')
+        port_shown = (port or match['port']) and number != default  # ``host:`` has no port
+        environ['HTTP_HOST'] = match['name'] + (f':{number}' if port_shown else '')
     if client is not None:
         match = FORWARDED_NODE.fullmatch(client)
         try:
@@ -1830,15 +1807,13 @@ PREFLIGHT_HEADERS = [
     ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
     ('Access-Control-Max-Age', '600'),
 ]
-#: What the API's answers carry with --cors: a page on any origin may read them.
 CORS_HEADERS = [('Access-Control-Allow-Origin', '*'), (
     'Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, WWW-Authenticate')]
 
 
 def log_line(client: str, request: str, status: str, duration: str) -> str:
     """``2026-11-23 10:34:00 127.0.0.1 GET /v1/pets?limit=3 200 0.4ms``, every byte printable."""
-    return (f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} '
-            f'{printable(request)} {status} {duration}')
+    return f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} {printable(request)} {status} {duration}'
 
 
 # -- Faults: queued, or drawn by chaos -----------------------------------------
@@ -1878,7 +1853,6 @@ class Faults:
             self._queue = kept
 
     def take_unused(self) -> list[str]:
-        """Take each queued fault still to fire, described; chaos is never counted."""
         with self._lock:
             unused, self._queue = self._queue, []
         return [f"{fault['fault']!r} for {fault['route'] or 'any operation'}: times "
@@ -1911,20 +1885,16 @@ class Faults:
                 due['times'] -= 1
                 self._queue = [queued for queued in self._queue if queued[0]['times']]
                 return due
-            chaos = self.chaos
-            if chaos is None or self._random.random() >= chaos['rate']:
+            if self.chaos is None or self._random.random() >= self.chaos['rate']:
                 return None
-            kind = self._random.choice(chaos['faults'])
+            kind = self._random.choice(self.chaos['faults'])
         return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind), 'chaos': True}
 
 
 def fault_error(status: int, fault: dict, allow: Sequence[str]) -> ApiError:
     """A status fault, with its header; not a 407's or 426's: hop-by-hop, which WSGI forbids."""
-    headers = {}
-    if status == 401:
-        headers['WWW-Authenticate'] = f'Bearer realm="{REALM}", error="invalid_token"'
-    if status == 405:
-        headers['Allow'] = ', '.join(allow)
+    headers = {401: {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'},
+               405: {'Allow': ', '.join(allow)}}.get(status, {})
     if fault.get('retry_after') is not None:
         headers['Retry-After'] = str(fault['retry_after'])
     origin = 'drawn by chaos' if fault.get('chaos') else 'queued on the stub'
@@ -1976,7 +1946,6 @@ def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
 
 
 def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """A fault for fail_next() or ``POST /__admin/faults`` -> its fields, checked, or 400."""
     fault = fields_of(document, 'a fault', fault=None, times=1, route=None, after=0,
                       retry_after=None, seconds=None)
     kind, retry_after, seconds = fault['fault'], fault['retry_after'], fault['seconds']
@@ -2001,7 +1970,6 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
 
 
 def parse_chaos(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """Chaos for chaos() or ``POST /__admin/chaos`` -> ``{'rate', 'faults', 'seed'}``, or 400."""
     chaos = fields_of(document, 'chaos', rate=None, faults=CHAOS_FAULTS, seed=None)
     rate, faults = chaos['rate'], chaos['faults']
     if type(rate) not in (int, float) or not 0 <= rate <= 1:
@@ -2018,7 +1986,6 @@ DELAY_FIELDS = {'fixed': ('seconds',), 'uniform': ('lower', 'upper'),
 
 
 def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    """A delay for set_delay() or ``POST /__admin/delay`` -> every field (None where not taken)."""
     delay = fields_of(document, 'a delay', distribution='fixed', seconds=None, lower=None,
                       upper=None, median=None, sigma=None, cap=None, route=None, seed=None)
     kind = delay['distribution']
