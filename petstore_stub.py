@@ -2055,10 +2055,7 @@ def is_fault(value: Any) -> bool:
 
 # -- The documents, the admin endpoints, the fixtures --------------------------
 
-def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str],
-                  admin: bool) -> None:
-    """What needs no key: the index (a page for a browser, else JSON), the OpenAPI, no favicon."""
-
+def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str], admin: bool) -> None:
     @api.get('/', name='index')
     def index() -> str:
         base = mount_point() + base_path
@@ -2124,20 +2121,17 @@ def page_policy() -> str:
 
 
 def app_url() -> str:
-    """The scheme and host the client used (after --trust-proxy), and the app's mount point."""
     environ = bottle.request.environ
     host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
     return f'{environ["wsgi.url_scheme"]}://{host}{mount_point()}'
 
 
 def openapi_document(base_url: str, name: str = 'openapi.json') -> dict:
-    """A ``data/`` OpenAPI description, its one server ``base_url``, as the client reached it."""
     return {**openapi_template(name), 'servers': [{'url': base_url, 'description': 'this stub'}]}
 
 
 @functools.lru_cache(maxsize=2)
 def openapi_template(name: str) -> dict:
-    """Read once (it never changes while serving); the admin one gets the routes' names as enums."""
     document = json.loads(data_path(name).read_text(encoding='utf-8'))
     schemas = document['components']['schemas']
     for schema, names in (('OperationId', OPERATIONS), ('JournalOperation', JOURNALLED)):
@@ -2151,7 +2145,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
     def admin(method: str, path: str, name: str, handler: Callable, *, body: bool = False,
               query: Sequence[str] = (), status: int = 200) -> None:
-        """Route ``handler``, which takes the body as a JSON object and returns JSON (None: 204)."""
         where = f'{method} {ADMIN_PREFIX}{path}'
 
         def checked(**in_path: str) -> str:
@@ -2168,9 +2161,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
             bottle.response.status = 204 if result is None else status
             return '' if result is None else to_json(result)
         api.route(ADMIN_PREFIX + path, method, checked, name=name)
-
-    def matched(entries: list[dict], what: str, json: Any, query: Any, headers: Any) -> int:
-        return len(matching_calls(entries, what, stub.base_path, json, query, headers))
 
     def one_request(sequence: str) -> dict:
         number = parse_whole_number(sequence)
@@ -2201,10 +2191,9 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         call, entries = parse_call_filter(document, times=True), stub.requests
         report = call_report(entries, base_path=stub.base_path, **call, show=brief_json)
         if report:  # the filter is sound; what the client sent is not what it expects
-            message, details = report
-            raise ApiError(409, 'assertion_failed', message, details={'assertion': details})
+            raise ApiError(409, 'assertion_failed', report[0], details={'assertion': report[1]})
         del call['times']
-        return {'matched': matched(entries, **call)}
+        return {'matched': len(matching_calls(entries, base_path=stub.base_path, **call))}
 
     admin('GET', 'health', 'health', lambda: {
         'status': 'ok', 'version': __version__, 'base_url': app_url() + stub.base_path})
@@ -2213,8 +2202,8 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     admin('POST', 'reset', 'reset', stub.reset)
     admin('GET', 'requests', 'listRequests', list_requests, query=['since'])
     admin('DELETE', 'requests', 'clearRequests', stub.journal.clear)
-    admin('POST', 'requests/count', 'countRequests', lambda document: {
-        'count': matched(stub.requests, **parse_call_filter(document))}, body=True)
+    admin('POST', 'requests/count', 'countRequests', lambda document: {'count': len(matching_calls(
+        stub.requests, base_path=stub.base_path, **parse_call_filter(document)))}, body=True)
     admin('POST', 'requests/assert', 'assertRequests', assert_requests, body=True)
     admin('POST', 'requests/find', 'findRequests', lambda document: matching_calls(
         stub.requests, base_path=stub.base_path, **parse_call_filter(document)), body=True)
@@ -2389,8 +2378,7 @@ def call_matcher(what: str, base_path: str) -> Callable[[dict], bool]:
 
 def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
                      headers: Mapping[str, str] | None) -> Iterator[tuple[str, Any, Any]]:
-    """(field, expected, sent) per difference of ``entry`` (``query`` as query_as_text() gives it;
-    ABSENT where missing). Lazy: n of them cost time in n and the entry, not the filter's size."""
+    """(field, expected, sent) per difference, lazily; ABSENT where missing; ``query`` as text."""
     body = entry['body']
     if isinstance(json, dict) and isinstance(body, dict):
         for name, expected in json.items():  # each name passed over is one of the body's
@@ -2520,13 +2508,8 @@ class Console(logging.handlers.QueueListener):
 
 # -- HTTPS: a certificate a test can trust ------------------------------------
 
-#: The names a certificate the stub makes is for, beside any --allow-host name.
-TLS_NAMES = ('localhost', '127.0.0.1', '::1')
-
-
 class Tls:
-    """The server's ``context``; ``ca_pem``, the CA to trust, from trustme (for ``names``, its key
-    only in memory), or None for your ``cert_file`` (and ``key_file`` unless it holds the key)."""
+    """The server's ``context``; ``ca_pem``: the CA trustme made for ``names``, or None."""
 
     def __init__(self, names: Iterable[str] = (), cert_file: str | os.PathLike | None = None,
                  key_file: str | os.PathLike | None = None) -> None:
@@ -2550,13 +2533,13 @@ class Tls:
             raise ModuleNotFoundError("HTTPS with a certificate the stub makes needs trustme: "
                                       "pip install 'petstore-stub[tls]'", name='trustme') from None
         ca = trustme.CA(organization_name='petstore-stub')
-        names = (name.strip('[]') for name in (*TLS_NAMES, *names))  # an IPv6 Host is bracketed
+        # An IPv6 Host is bracketed.
+        names = ('localhost', '127.0.0.1', '::1', *(name.strip('[]') for name in names))
         try:
             ca.issue_cert(*dict.fromkeys(names)).configure_cert(self.context)
         except ValueError as error:  # IDNA refuses a name, such as one with '_'
-            raise ValueError(f'a certificate cannot name every name the stub answers to '
-                             f'({error}); choose others, or give a certificate of your own'
-                             ) from None
+            raise ValueError(f'a certificate cannot name every name the stub answers to ({error}); '
+                             'choose others, or give a certificate of your own') from None
         self.ca_pem = ca.cert_pem.bytes().decode('ascii')
 
 
@@ -2565,7 +2548,7 @@ def no_passphrase() -> str:
 
 
 def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
-    """Beyond TLS_NAMES: the allowed hosts and the address; on every address, this machine's too."""
+    """Beyond localhost's: the allowed hosts and the address; on every address, this machine's."""
     if host not in ('0.0.0.0', '::', ''):
         return [*map(parse_allowed_host, allowed_hosts), host]
     name, addresses = socket.gethostname(), set()
@@ -2588,8 +2571,7 @@ def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
 SERVER_THREADS = 16
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
-#: Open connections, idle or slow ones included, before new ones wait. waitress's defaults keep
-#: the rest: 256 KiB of request line and headers, and a close after 120 silent seconds.
+#: Open connections, idle or slow ones included, before new ones wait.
 CONNECTION_LIMIT = 1000
 
 
@@ -2750,8 +2732,7 @@ class Waitress:
             self.outbuf_lock = Waitress.Unread(self)
 
         def send_continue(self) -> None:
-            # 100 Continue only with a key the app takes; else the request goes on at once without
-            # its body, for its 401, and the connection closes after it: the body may come anyway.
+            # 100 Continue only for a key the app takes; else a 401 now, and close: a body may come.
             request = self.request
             if request.completed:  # no body to ask for: waitress would wait for one all the same
                 request.expect_continue = False
@@ -2792,9 +2773,8 @@ class Waitress:
             return False
 
     class TlsChannel(Channel):
-        """Its first byte tells a TLS handshake from plain HTTP, parsed for its 400. The handshake,
-        reads and writes go as far as the socket lets and return: a silent or byte-at-a-time client
-        holds no worker, nor the loop. Handshaking is no activity: 120 s of it closes as idle."""
+        """Its first byte tells a TLS handshake from plain HTTP, parsed for its 400. Nothing blocks:
+        a silent or slow client holds no worker, nor the loop; 120 s of handshake closes as idle."""
 
         tls = 'first byte'  # then 'handshake', then 'tls'; or 'plain'
         wants_write = False  # the handshake waits for the socket to take more
@@ -2969,8 +2949,7 @@ class StubServer(Controls):
     def url(self) -> str:
         """The base URL, such as ``http://127.0.0.1:54321/v1``."""
         host = f'[{self.host}]' if ':' in self.host else self.host
-        scheme = 'http' if self.tls is None else 'https'
-        return f'{scheme}://{host}:{self.port}{self.app.base_path}'
+        return f'{"http" if self.tls is None else "https"}://{host}:{self.port}{self.app.base_path}'
 
     def ssl_context(self) -> ssl.SSLContext:
         """A client's SSLContext trusting the stub's CA (for your own certificate, the system's)."""
@@ -3150,7 +3129,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
-    """The keys to accept on ``host``, and whether they were generated; ValueError if unsafe."""
     if not given:
         return ([DEMO_API_KEY], False) if is_loopback(host) else ([secrets.token_urlsafe(24)], True)
     check_api_keys(given)
@@ -3161,7 +3139,6 @@ def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
 
 def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
               wanted: str) -> Callable[[str], Any]:
-    """An argparse type: ``convert(text)`` if ``accept`` takes it, else what is ``wanted``."""
     def checked(text: str) -> Any:
         with contextlib.suppress(ValueError):
             if (value := convert(text)) is not None and accept(value):
@@ -3184,7 +3161,6 @@ send_seconds = flag_type(parse_decimal, lambda seconds: 0 < seconds <= 3600,
 
 
 def delay_flag(text: str) -> dict:
-    """``--delay [ROUTE=]DELAY`` -> set_delay()'s arguments, or an ArgumentTypeError."""
     route, equals, spec = text.rpartition('=')
     kind, *numbers = spec.split(':') if ':' in spec else ('fixed', spec)
     if equals and not route:
@@ -3217,12 +3193,9 @@ def describe_delay(delay: dict) -> str:
     return f'delay: every {delay["route"] or "API"} request waits {waits} first{seed}'
 
 
-def file_to_write(what: str) -> Callable[[str], Path]:
-    return flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
-                     f'{what} goes in a folder that exists, and is no folder itself')
-
-
-ready_file, ca_path = file_to_write('the ready file'), file_to_write('the CA file')
+ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
+                                 f'{what} goes in a folder that exists, and is no folder itself')
+                       for what in ('the ready file', 'the CA file'))
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
 existing_file = flag_type(Path, lambda path: path.exists() and not path.is_dir(),
                           'give a file that exists')
@@ -3280,14 +3253,12 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
                              '--tls-cert, your certificate\'s CA is yours to give clients')
         tls = None
         if args.tls or args.tls_ca_file or args.tls_cert:
-            allowed = args.allowed_hosts if is_loopback(args.host) else ()
-            tls = Tls(tls_names(args.host, allowed), args.tls_cert, args.tls_key)
+            tls = Tls(tls_names(args.host, args.allowed_hosts), args.tls_cert, args.tls_key)
     except ValueError as error:
         parser.error(str(error))
     except ModuleNotFoundError as error:  # no trustme
         print(f'petstore-stub: {error}', file=sys.stderr)
         return 1
-    # While serving, stderr too goes through a console: no request's thread waits on a stalled one.
     errors = Console(sys.stderr)
     console = Console(sys.stdout, warnings=errors,
                       name='stdout' if args.quiet else 'the access log')
@@ -3315,7 +3286,6 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
         elif fixtures is not None:  # a disk that would not take them: an ApiError
             loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
-        # No --admin, no journal: none could read it. Off loopback or proxied, any Host may name it.
         app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                           admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                           journal_size=JOURNAL_SIZE if args.admin else 0,
@@ -3349,7 +3319,13 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             except OSError as error:
                 server.stop()
                 raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
-        print_banner(console, server, url, generated, loaded)
+        console.log(f'petstore-stub {__version__}: {holding(server.app.store)}{loaded}')
+        if generated:
+            console.log(f'generated API key (not published anywhere): {server.api_key}')
+        trust = '' if server.ca_file is None else f'--cacert {shlex.quote(str(server.ca_file))} '
+        console.log(f"serving {url}  try: curl {trust}-H 'Authorization: Bearer {server.api_key}' "
+                    f'{url}/pets')
+        console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
         for delay in args.delay:
             delay = app.set_delay(**delay, seed=args.seed)
             if delay['seconds'] != 0:  # else none
@@ -3369,8 +3345,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
 
 
 def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a new file beside it: a reader sees all of it or none.
-    That file's name cannot be guessed; it is created, never opened through a planted link."""
+    """Through a new file beside it, made by mkstemp: a reader sees all of ``text`` or none."""
     descriptor, temporary = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp',
                                              dir=path.parent)
     try:
@@ -3383,7 +3358,6 @@ def write_whole(path: Path, text: str) -> None:
 
 
 def remove_if_holding(path: Path, text: str) -> None:
-    """Remove ``path`` if it holds ``text``, as this stub wrote it: another's file is left."""
     with contextlib.suppress(OSError, UnicodeError):
         if path.read_text(encoding='utf-8') == text:
             path.unlink()
@@ -3417,7 +3391,6 @@ def left_by_no_stub_running(path: Path) -> bool:
 
 
 def is_same_file(path: Path, other: Path) -> bool:
-    """Whether ``path`` and ``other`` name one file, through a link too (or would, if missing)."""
     try:
         return os.path.samefile(path, other)
     except OSError:  # one is missing
@@ -3428,19 +3401,7 @@ def holding(store: StubStore) -> str:
     return f'{pets_phrase(len(store))} in {"memory" if store.path is None else store.path}'
 
 
-def print_banner(console: Console, server: StubServer, url: str, generated: bool,
-                 loaded: str) -> None:
-    console.log(f'petstore-stub {__version__}: {holding(server.app.store)}{loaded}')
-    if generated:
-        console.log(f'generated API key (not published anywhere): {server.api_key}')
-    trust = '' if server.ca_file is None else f'--cacert {shlex.quote(str(server.ca_file))} '
-    console.log(f"serving {url}  try: curl {trust}-H 'Authorization: Bearer {server.api_key}' "
-                f'{url}/pets')
-    console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
-
-
 def raise_open_files_limit(wanted: int) -> None:
-    """Let this process hold ``wanted`` open files, if its hard limit allows: one per connection."""
     with contextlib.suppress(ImportError, ValueError, OSError):  # no resource module on Windows
         import resource
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -3538,7 +3499,6 @@ if 'pytest' in sys.modules:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def coverage_fail_under(config: pytest.Config) -> float | None:
-        """The ini option petstore_coverage_fail_under, a percent (``80`` or ``80%``), or None."""
         text = config.getini('petstore_coverage_fail_under').strip().removesuffix('%')
         least = parse_decimal(text) if text else None
         if text and (least is None or least > 100):
@@ -3618,8 +3578,7 @@ if 'pytest' in sys.modules:
                         '@pytest.mark.petstore_allows_bad_requests)', pytrace=False)
 
     @pytest.fixture
-    def petstore_app(petstore_api_key: str, petstore_staging: bool,
-                     petstore_fixtures: Any) -> Any:
+    def petstore_app(petstore_api_key: str, petstore_staging: bool, petstore_fixtures: Any) -> Any:
         """A webtest.TestApp over a fresh in-process app, the Authorization header preset."""
         try:
             import webtest
