@@ -1198,6 +1198,8 @@ class StubApp(Controls):
             add_admin_routes(api, self)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        """A request's whole way through the fixture server, each step in turn, read top to
+        bottom; every answer leaves through respond()."""
         exchange = environ.get(EXCHANGE)
         if exchange is None:  # in process: no server made one
             exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
