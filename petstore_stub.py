@@ -3246,8 +3246,9 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
             raise ValueError('--ready-file and --tls-ca-file name one file; give each its own')
         for flag, path in written.items():
             if path is not None and not left_by_no_stub_running(path):
-                raise ValueError(f'{flag} {path} holds a file no stub now stopped left, which it '
-                                 'would overwrite, then remove; give it a name of its own')
+                raise ValueError(f'{flag} {path} holds something other than a stopped stub\'s '
+                                 'file, which it would overwrite, then remove; give it a name of '
+                                 'its own')
         if args.tls_key is not None and args.tls_cert is None:
             raise ValueError('--tls-key goes with --tls-cert, the certificate it is the key of')
         if args.tls_ca_file is not None and args.tls_cert is not None:
@@ -3385,10 +3386,8 @@ def left_by_no_stub_running(path: Path) -> bool:
         return not head
     try:
         os.kill(int(found[1]), 0)  # signal 0 only asks whether the process is there
-    except ProcessLookupError:
-        return True
-    except (OSError, OverflowError):  # another user's process
-        return False
+    except (OSError, OverflowError) as error:  # gone; or another user's, or no pid at all
+        return isinstance(error, ProcessLookupError)
     return False
 
 

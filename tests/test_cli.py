@@ -344,10 +344,10 @@ def test_help_lists_every_flag_with_examples(capsys):
                  "name the stub answers to (Codepoint U+005F at position 4 of 'pet_store' not "
                  "allowed)",
                  id='--tls, --allow-host with _'),
-    pytest.param(['--ready-file', stub.__file__], {}, 'petstore_stub.py holds a file no stub now '
-                 'stopped left, which it would overwrite, then remove', id='--ready-file a file'),
-    pytest.param(['--tls', '--tls-ca-file', stub.__file__], {}, 'petstore_stub.py holds a file '
-                 'no stub now stopped left', id='--tls-ca-file a file'),
+    pytest.param(['--ready-file', stub.__file__], {}, "petstore_stub.py holds something other than "
+                 "a stopped stub's file, which it would overwrite, then", id='--ready-file a file'),
+    pytest.param(['--tls', '--tls-ca-file', stub.__file__], {}, 'petstore_stub.py holds something '
+                 'other than', id='--tls-ca-file a file'),
     pytest.param(['--send-timeout', '0'], {}, "a send timeout is more than 0 seconds, at most "
                  "3600; got '0'", id='--send-timeout 0'),
     pytest.param(['--send-timeout', '1e3'], {}, "got '1e3'", id='--send-timeout 1e3'),
@@ -502,7 +502,7 @@ def test_a_file_the_stub_cannot_prove_it_left_is_refused_with_status_2_and_kept_
     with pytest.raises(SystemExit) as exited:
         main(['--db', ':memory:', flag, str(path)])
     assert exited.value.code == 2 and SERVED == []
-    assert f'{flag} {path} holds a file no stub now stopped left' in capsys.readouterr().err
+    assert f"{flag} {path} holds something other than a stopped stub's" in capsys.readouterr().err
     assert path.read_bytes() == held.encode()
 
 
