@@ -1319,7 +1319,9 @@ class StubApp(Controls):
             query = environ.get('QUERY_STRING')
             path, mark, query = (environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
                 environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))).partition('?')
-            target = path + mark + (query if self.show_credentials else masked_query(query))
+            if not self.show_credentials:  # an absolute target's user:password too
+                path, query = re.sub(r'(?<=//)[^/@]*@', '<redacted>@', path), masked_query(query)
+            target = path + mark + query
             # A refusal's request line may have no target, or be no line at all ('-').
             self.access_log(log_line(environ.get('REMOTE_ADDR') or '-',
                                      f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
@@ -1636,7 +1638,7 @@ def request_headers(environ: dict, api_keys: Sequence[str] | None = ()
 
 #: A header or query parameter named as a credential's (not ``Idempotency-Key``, say), any case.
 CREDENTIAL = re.compile(r'auth|token|secret|passw(?:or)?d|cookie|session|signature|credential'
-                        r'|(?:api|access|private|secret)[-_]?key', re.IGNORECASE)
+                        r'|(?:api|access|private|secret)[-_ ]?key', re.IGNORECASE)
 #: The IANA HTTP Authentication Scheme Registry's schemes: what a masked Authorization shows.
 AUTH_SCHEMES = ('basic', 'bearer', 'concealed', 'digest', 'dpop', 'gnap', 'hoba', 'mutual',
                 'negotiate', 'ntlm', 'oauth', 'privatetoken', 'scram-sha-1', 'scram-sha-256',
@@ -1645,8 +1647,7 @@ AUTH_SCHEMES = ('basic', 'bearer', 'concealed', 'digest', 'dpop', 'gnap', 'hoba'
 
 def without_credentials(quoted: str) -> str:
     """Quoted request text, cut where a credential header begins (a refused line, a folded Host)."""
-    found = re.search(rf"(?i)[\w!#$%&'*+.^`|~-]*(?:{CREDENTIAL.pattern})[\w!#$%&'*+.^`|~-]*\s*:",
-                      quoted)
+    found = re.search(rf'(?i)[^\s:\'"]*(?:{CREDENTIAL.pattern})[^\s:\'"]*\s*:', quoted)
     return quoted if found is None else f'{quoted[:found.end()]} <redacted>'
 
 
@@ -1670,7 +1671,7 @@ def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
 
 def masked_query(query: str) -> str:
     """A query string with the value of each parameter named as a credential masked."""
-    shown = re.sub(r'(?<![^&])([^&=]*)=([^&]*)', lambda pair: f'{pair[1]}=<redacted: '
+    shown = re.sub(r'(?<![^&;])([^&;=]*)=([^&;]*)', lambda pair: f'{pair[1]}=<redacted: '
                    f'{len(pair[2])} characters>' if CREDENTIAL.search(
                        urllib.parse.unquote_plus(pair[1])) else pair[0], query)
     if shown == query:
@@ -1926,6 +1927,7 @@ def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[
 
 def brief(value: Any, as_json: bool = False) -> str:
     text = json.dumps(value, ensure_ascii=False) if as_json else repr(value)
+    text = text.encode('utf-8', 'backslashreplace').decode('utf-8')  # a lone surrogate: escaped
     return text if len(text) <= 200 else text[:199] + '…'
 
 
@@ -2668,12 +2670,14 @@ class Waitress:
                 431: f'the request headers are over {self.channel.adj.max_request_header_size} '
                      'bytes in all',
                 500: stub_failed().message,  # the app raised: waitress has logged its traceback
-            }.get(error.code, f'the request is not valid HTTP: {without_credentials(error.body)}')
+            }.get(error.code, 'the request is not valid HTTP: '  # what it quotes may be a secret
+                  + re.sub(r'"[^"]*"?', '(as sent)', error.body))
             if isinstance(error, Waitress.PlainHttp):
                 message = error.body
             # No line for headers too large to read: waitress then stands a 'GET /' in for it.
             line = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
-            method, _, target = line.decode('latin-1').rsplit(' HTTP/', 1)[0].partition(' ')
+            method, _, target = re.sub(r'[ \t]+', ' ', line.decode('latin-1')).rsplit(
+                ' HTTP/', 1)[0].partition(' ')
             path = target.partition('?')[0]
             with contextlib.suppress(ValueError, waitress.parser.ParsingError):  # else as sent
                 path = waitress.parser.split_uri(target.encode('latin-1'))[2]  # as waitress would
@@ -2765,14 +2769,22 @@ class Waitress:
         def wait(self, timeout: float | None = None) -> bool:
             if timeout is not None:
                 return super().wait(timeout)
-            channel, unsent = self.channel, self.channel.total_outbufs_len
-            if super().wait(channel.server.petstore_send_timeout) or (
-                    channel.total_outbufs_len < unsent):  # notified, or the client took some
-                return True
+            channel, unsent = self.channel, self.unsent()
+            if super().wait(channel.server.petstore_send_timeout) or self.unsent() < unsent:
+                return True  # notified, or the client took some
             if not channel.will_close:  # closed in the event loop's thread, which wakes this one
                 channel.will_close = True
                 channel.server.trigger.pull_trigger(channel.handle_close)
             return False
+
+        def unsent(self) -> int:
+            """What the client has yet to take: in waitress's buffers, and the kernel's (Linux)."""
+            queued = bytes(4)
+            with contextlib.suppress(ImportError, OSError, AttributeError):  # closed: no socket
+                import fcntl
+                import termios
+                queued = fcntl.ioctl(self.channel.socket.fileno(), termios.TIOCOUTQ, queued)
+            return self.channel.total_outbufs_len + struct.unpack('i', queued)[0]
 
     class TlsChannel(Channel):
         """Its first byte tells a TLS handshake from plain HTTP, parsed for its 400. Nothing blocks:
@@ -3349,6 +3361,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
 
 def write_whole(path: Path, text: str) -> None:
     """Through a new file beside it, made by mkstemp: a reader sees all of ``text`` or none."""
+    if not left_by_no_stub_running(path):  # again: it may have come since the flags were checked
+        raise OSError(errno.EEXIST, "it holds something other than a stopped stub's file")
     descriptor, temporary = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp',
                                              dir=path.parent)
     try:
@@ -3375,6 +3389,8 @@ def left_by_no_stub_running(path: Path) -> bool:
     """Whether the stub may write over ``path``: missing, empty (as from mktemp), or marked by a
     stub whose process is gone (one killed). Windows has no harmless probe: a mark there is kept."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a device would read empty; a FIFO, block
+            return False
         with open(path, 'rb') as file:
             head = file.read(64)
     except FileNotFoundError:

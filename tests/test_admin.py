@@ -348,7 +348,7 @@ ADMIN_BODIES = {
     '/__admin/delay': ('NewDelay', {'seconds': 0}),
 }
 WRONG_TYPES = {'a list': [1], 'an empty list': [], 'an object': {'a': 1}, 'an empty object': {},
-               'a number': 1.5, 'a boolean': True, 'null': None}
+               'a number': 1.5, 'a boolean': True, 'null': None, 'a lone surrogate': '\ud800'}
 
 
 def admin_body_fields():

@@ -517,6 +517,33 @@ def test_a_file_whose_mark_names_a_stub_now_gone_is_taken(tmp_path, flag):
     assert not path.exists()
 
 
+@pytest.mark.parametrize('flag', ['--ready-file', '--tls-ca-file'])
+@pytest.mark.parametrize('make', [
+    pytest.param(lambda path: os.mkfifo(path), id='a FIFO, which would block'),
+    pytest.param(lambda path: path.symlink_to('/dev/null'), id='a device, which reads empty'),
+])
+def test_a_file_that_is_not_a_regular_file_is_refused_and_left(capsys, tmp_path, flag, make):
+    path = tmp_path / 'special'
+    make(path)
+    with pytest.raises(SystemExit) as exited:
+        main(['--db', ':memory:', flag, str(path)])
+    assert exited.value.code == 2 and SERVED == [] and not path.is_file()
+
+
+def test_a_ready_file_another_wrote_after_the_flags_were_checked_is_not_written_over(capsys,
+                                                                                     tmp_path):
+    ready = tmp_path / 'ready.json'
+
+    class Planting(NotServing):
+        def bind(self) -> None:  # between the check of the flags and the write of the file
+            super().bind()
+            ready.write_text('{"theirs": true}')
+    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready)],
+                server_class=Planting) == 1
+    assert f'cannot write {ready}' in capsys.readouterr().err and SERVED == []
+    assert ready.read_text() == '{"theirs": true}'
+
+
 def test_a_ready_file_that_cannot_be_written_stops_the_stub_before_its_banner(capsys):
     assert main(['--port', '0', '--db', ':memory:', '--ready-file', '/proc/self/ready.json'],
                 server_class=NotServing) == 1

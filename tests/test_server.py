@@ -500,6 +500,22 @@ def test_a_client_that_reads_slowly_gets_every_answer_whole_past_the_send_timeou
     assert all(len(pet['name']) == 1_000_000 for pets in answers for pet in pets)
 
 
+def test_a_client_that_reads_slowly_and_steadily_gets_every_answer_whole(large_answers):
+    # Read slower than the kernel frees its send buffer: waitress's own buffer then stays put for
+    # seconds at a time, while the client takes bytes the whole while.
+    with socket.create_connection(('127.0.0.1', large_answers.port), timeout=10) as slow:
+        slow.sendall(PIPELINED_LISTS)
+        taken = b''
+        for _ in range(30):  # 3 s at about 300 KB/s
+            taken += slow.recv(32 << 10)
+            time.sleep(0.1)
+        stream = io.BufferedReader(Joined(taken, slow.makefile('rb', buffering=0)))
+        for _ in range(3):
+            head = b''.join(iter(stream.readline, b'\r\n'))
+            pets = json.loads(stream.read(int(re.search(rb'Content-Length: (\d+)', head)[1])))
+            assert [len(pet['name']) for pet in pets] == [1_000_000] * 17
+
+
 class Joined(io.RawIOBase):
     """What was read already, then the rest of ``raw``."""
 
