@@ -597,13 +597,12 @@ def pets_phrase(count: int) -> str:
 # =============================================================================
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
-# On disk: a TinyDB file and, beside it, ``<file>.log``: one JSON line (a Change) per change since
-# the file was last written, an insert of new pets by id or a reset replacing each table it names:
-# ``{"insert": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}``, ``{"write": {"pets": {}}}``.
-# A change is visible only once its line is on disk. A fold (a checkpoint) replaces the file
-# crash-safely, then empties the log: a log replayed over a file holding it changes nothing. One
-# stub per database: the file is locked through any name (a hard link too), the log at its path,
-# where another file may be put over the database (not read; the next fold writes over it).
+# On disk: a TinyDB file and ``<file>.log``: one JSON line (a Change) per change since the last
+# fold, an insert of pets by id or a write replacing each table it names: ``{"insert": {"pets":
+# {"14": {"name": "Rex", "categoryId": 1}}}}``, ``{"write": {"pets": {}}}``. A change is visible
+# only once its line is on disk. A fold replaces the file crash-safely, then empties the log:
+# replayed over a file holding it, a log changes nothing. One stub per database: the file is locked
+# through any name (a hard link too), the log at its path; a file put over the database is not read.
 
 PETS_TABLE = 'pets'
 O_DSYNC = getattr(os, 'O_DSYNC', 0)  #: (Linux, macOS) one system call puts a log line on disk
@@ -614,8 +613,7 @@ class DatabaseError(Exception):
 
 
 class LockedJSONStorage(Storage):
-    """A TinyDB storage for a JSON file, locked while open. ``write()`` replaces it atomically
-    (TinyDB's JSONStorage writes in place), keeping its mode, or raises OSError; ids may be ints."""
+    """A locked TinyDB storage; ``write()`` replaces the file atomically or raises OSError."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.name = Path(path)  #: as given, for messages
@@ -763,7 +761,6 @@ class Change:
 
     @classmethod
     def logged(cls, line: Any) -> Change:
-        """The change a decoded log line holds; ValueError, TypeError or AttributeError if none."""
         (kind, tables), = line.items()
         if kind not in ('insert', 'write'):
             raise ValueError(f'unknown change {kind!r}')
@@ -784,8 +781,7 @@ class Change:
 
     def apply(self, tables: dict[str, dict], overwritten: dict | None = None,
               line: int = 0) -> None:
-        """Make the change on ``tables``. A replay notes in ``overwritten`` each document an insert
-        puts over a different one, with its ``line``; a write, replacing them, forgets them."""
+        """A replay also notes in ``overwritten`` each document put over another, by ``line``."""
         for name, documents in self.tables.items():
             table = tables.setdefault(name, {})
             if self.kind == 'write':
@@ -799,8 +795,7 @@ class Change:
 
 
 class DurableTable:
-    """The pets in a TinyDB file and its log, under the store's ``lock``, changed by group commit
-    (make()); the log is folded in at max(``checkpoint_lines``, the file's pets) lines."""
+    """Pets in a TinyDB file and its log, under the store's ``lock``, changed by group commit."""
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
                  checkpoint_lines: int = 1000) -> None:
@@ -965,9 +960,8 @@ class StubStore(PetStore):
 
     def reset(self) -> None:
         if self._table is None:
-            super().reset()
-        else:
-            self._table.make(Change('write'))
+            return super().reset()
+        self._table.make(Change('write'))
 
     def pet_json(self, pet_id: int, document: dict) -> str:
         rendered = self._rendered.get(pet_id)
@@ -984,9 +978,8 @@ class StubStore(PetStore):
 
 
 # -- The fixture server: StubApp, and one path for every request ---------------
-# StubApp (create_stub()) serves create_app()'s app, its documents and admin endpoints added, on
-# one path, StubApp.__call__(), as bottle's Bottle._handle() serves a route. A step that ends a
-# request raises the ApiError to send, or leaves an instruction to close on its Exchange.
+# StubApp serves create_app()'s app, plus documents and admin endpoints, on one path: __call__(),
+# like Bottle._handle(). A step that ends a request raises its ApiError or sets Exchange.close.
 
 ADMIN_PREFIX = '/__admin/'
 #: operationId -> method: create_app()'s routes, the one list of them, which the rest all read.
@@ -1145,9 +1138,8 @@ class Controls:
         return matching_calls(self.requests, what, self.base_path, json, query, headers)
 
     def coverage(self) -> dict:
-        """What the client's calls met of the API's description since the start or clear_coverage():
-        how often each operation's documented responses were met, the faults met, the deprecated
-        operations called (Coverage.report()). reset() keeps it; a journal of size 0 counts none."""
+        """How often the client met each documented response, fault and deprecated operation since
+        the start or clear_coverage(); reset() keeps it, a journal of size 0 counts none."""
         return self.journal.coverage.report()
 
     def clear_coverage(self) -> None:
@@ -1166,9 +1158,8 @@ class StubApp(Controls):
     memory by default): a WSGI app, and the test API (Controls). ``admin`` adds the ``/__admin/``
     endpoints; ``cors`` lets pages on any origin call the API; the journal keeps ``journal_size``
     requests; ``trust_proxy`` takes the client's address from ``X-Forwarded-*``; ``access_log``
-    gets a line per request; ``allowed_hosts``, unless None, limits an app served on loopback to
-    requests whose Host is a loopback name or one of these; ``show_credentials`` journals and logs
-    credentials as sent, unmasked."""
+    gets a line per request; ``allowed_hosts``, unless None, lets an app on loopback answer only a
+    loopback Host or one of these; ``show_credentials`` journals and logs credentials unmasked."""
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                  base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
@@ -1285,7 +1276,10 @@ class StubApp(Controls):
             exchange.operation = getattr(environ.get('bottle.route'), 'name', None)
         (status, headers), = sent
         if exchange.operation in DOCUMENTS:
-            headers = [*headers, *document_headers(exchange.page)]
+            policy = page_policy() if exchange.page else (
+                "default-src 'none'; frame-ancestors 'none'")
+            headers = [*headers, ('Content-Security-Policy', policy),
+                       ('X-Content-Type-Options', 'nosniff'), ('Referrer-Policy', 'no-referrer')]
         return status, headers, body
 
     def respond(self, environ: dict, exchange: Exchange, answer: Answer | ApiError | None,
@@ -1541,8 +1535,7 @@ def described_operations() -> Iterator[tuple[str, str, dict]]:
 
 @functools.lru_cache(maxsize=1)
 def described_responses() -> dict[str, tuple[str, ...]]:
-    return {operation['operationId']: tuple(status for status in operation['responses']
-                                            if status != 'default')
+    return {operation['operationId']: tuple(s for s in operation['responses'] if s != 'default')
             for _, _, operation in described_operations()}
 
 
@@ -1558,9 +1551,8 @@ def met_count(responses: dict[str, dict[str, int]]) -> int:
 
 
 def never_met(report: dict) -> dict[str, list[str]]:
-    never = {operation: [status for status, count in counts.items() if not count]
-             for operation, counts in report['responses'].items()}
-    return {operation: statuses for operation, statuses in never.items() if statuses}
+    return {operation: never for operation, counts in report['responses'].items()
+            if (never := [status for status, count in counts.items() if not count])}
 
 
 def coverage_line(report: dict) -> str:
@@ -1705,9 +1697,8 @@ def nesting(value: Any) -> int:
 
 
 def apply_forwarded(environ: dict) -> None:
-    """For ``--trust-proxy``: the client's scheme, host and address from the last value of
-    ``X-Forwarded-Proto``, ``-Host``, ``-Port`` and ``-For``; a malformed one is a 400, journalled.
-    Not waitress's ``trusted_proxy``: its text/plain 400 cannot become the Error body."""
+    """The client's scheme, host and address from the last ``X-Forwarded-Proto``, ``-Host``,
+    ``-Port``, ``-For``; a malformed one is a JSON 400, not ``trusted_proxy``'s text/plain one."""
     scheme, host, port, client = (
         None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
         for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
@@ -1984,7 +1975,6 @@ def parse_chaos(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     return {'rate': rate, 'faults': list(faults), 'seed': route_and_seed(chaos, nothing, rate)}
 
 
-#: What each kind of delay takes, besides ``route`` and ``seed``.
 DELAY_FIELDS = {'fixed': ('seconds',), 'uniform': ('lower', 'upper'),
                 'lognormal': ('median', 'sigma', 'cap')}
 
@@ -2015,7 +2005,6 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
 
 
 def route_and_seed(fields: Mapping[str, Any], nothing: str, draw: Any = False) -> int | None:
-    """Check ``route`` and ``seed`` where given; the seed, or one drawn if none and ``draw``."""
     route, seed = fields.get('route'), fields.get('seed')
     if route not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
@@ -2106,12 +2095,6 @@ def page_template() -> str:
 
 #: The documents: what needs no key, and loads nothing into a browser from elsewhere.
 DOCUMENTS = ('index', 'openapi', 'favicon', 'adminOpenapi')
-
-
-def document_headers(page: bool) -> list[tuple[str, str]]:
-    policy = page_policy() if page else "default-src 'none'; frame-ancestors 'none'"
-    return [('Content-Security-Policy', policy), ('X-Content-Type-Options', 'nosniff'),
-            ('Referrer-Policy', 'no-referrer')]
 
 
 @functools.lru_cache(maxsize=1)
@@ -2404,7 +2387,6 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
         sent_headers = {name.lower(): value for name, value in entry['headers'].items()}
         for name, expected in headers.items():
             sent = sent_headers.get(name.lower(), ABSENT)
-            # A masked credential is compared as sent, and shown masked.
             if not same_json(expected, getattr(sent, 'sent', sent)):
                 yield f'header {name}', expected, sent
 
@@ -2415,7 +2397,6 @@ def query_as_text(query: Mapping[str, Any] | None) -> dict[str, Any] | None:
         for name, value in query.items()}
 
 
-#: A field on one side of a difference only.
 ABSENT = object()
 
 
@@ -2537,7 +2518,6 @@ class Tls:
             raise ModuleNotFoundError("HTTPS with a certificate the stub makes needs trustme: "
                                       "pip install 'petstore-stub[tls]'", name='trustme') from None
         ca = trustme.CA(organization_name='petstore-stub')
-        # An IPv6 Host is bracketed.
         names = ('localhost', '127.0.0.1', '::1', *(name.strip('[]') for name in names))
         try:
             ca.issue_cert(*dict.fromkeys(names)).configure_cert(self.context)
