@@ -3380,6 +3380,8 @@ def left_by_no_stub_running(path: Path) -> bool:
     found = MARKED.match(head)
     if not head or found is None or os.name == 'nt':
         return not head
+    if int(found[1]) == os.getpid():  # this process's own pid, reused (a container restarted)
+        return True
     try:
         os.kill(int(found[1]), 0)  # signal 0 only asks whether the process is there
     except (OSError, OverflowError) as error:  # gone; or another user's, or no pid at all

@@ -497,7 +497,7 @@ MARKS = {'--ready-file': '{{"written_by": "petstore-stub pid {pid}", "url": "htt
 def test_a_file_the_stub_cannot_prove_it_left_is_refused_with_status_2_and_kept_byte_for_byte(
         capsys, tmp_path, flag, held):
     path = tmp_path / 'held'
-    held = MARKS[flag].format(pid=os.getpid()) if held == 'running' else held
+    held = MARKS[flag].format(pid=os.getppid()) if held == 'running' else held
     path.write_bytes(held.encode())
     with pytest.raises(SystemExit) as exited:
         main(['--db', ':memory:', flag, str(path)])
@@ -507,9 +507,11 @@ def test_a_file_the_stub_cannot_prove_it_left_is_refused_with_status_2_and_kept_
 
 
 @pytest.mark.parametrize('flag', ['--ready-file', '--tls-ca-file'])
-def test_a_file_whose_mark_names_a_stub_now_gone_is_taken(tmp_path, flag):
+@pytest.mark.parametrize('pid', [pytest.param(gone_pid, id='a pid now gone'),
+                                 pytest.param(os.getpid, id='its own pid, reused')])
+def test_a_file_whose_mark_names_a_stub_now_gone_is_taken(tmp_path, flag, pid):
     path = tmp_path / 'left'
-    path.write_text(MARKS[flag].format(pid=gone_pid()))
+    path.write_text(MARKS[flag].format(pid=pid()))
     flags = ['--tls', '--tls-ca-file', str(path)] if flag == '--tls-ca-file' else [flag, str(path)]
     while_serving = recording(lambda server: path.read_text().split('\n')[0])
     assert main(['--port', '0', '--db', ':memory:', *flags], server_class=while_serving) == 0
