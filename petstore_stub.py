@@ -3380,12 +3380,14 @@ def left_by_no_stub_running(path: Path) -> bool:
     found = MARKED.match(head)
     if not head or found is None or os.name == 'nt':
         return not head
-    if int(found[1]) == os.getpid():  # this process's own pid, reused (a container restarted)
+    if (pid := int(found[1])) == os.getpid():  # its own pid, reused (a container restarted)
         return True
     try:
-        os.kill(int(found[1]), 0)  # signal 0 only asks whether the process is there
+        os.kill(pid, 0)  # signal 0 only asks whether the process is there
     except (OSError, OverflowError) as error:  # gone; or another user's, or no pid at all
         return isinstance(error, ProcessLookupError)
+    with contextlib.suppress(OSError):  # Linux: one killed, not yet reaped (a zombie), is gone
+        return Path(f'/proc/{pid}/stat').read_bytes().rpartition(b')')[2].split()[0] == b'Z'
     return False
 
 

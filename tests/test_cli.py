@@ -506,10 +506,25 @@ def test_a_file_the_stub_cannot_prove_it_left_is_refused_with_status_2_and_kept_
     assert path.read_bytes() == held.encode()
 
 
+@pytest.fixture
+def zombie_pid():
+    """The pid of a process killed and not yet reaped by its parent, as a test harness may leave."""
+    process = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
+    process.kill()
+    stat = Path(f'/proc/{process.pid}/stat')
+    if not stat.exists():
+        pytest.skip('no /proc here')
+    wait_until(lambda: stat.read_text().rpartition(')')[2].split()[0] == 'Z')
+    yield lambda: process.pid
+    process.wait()
+
+
 @pytest.mark.parametrize('flag', ['--ready-file', '--tls-ca-file'])
 @pytest.mark.parametrize('pid', [pytest.param(gone_pid, id='a pid now gone'),
-                                 pytest.param(os.getpid, id='its own pid, reused')])
-def test_a_file_whose_mark_names_a_stub_now_gone_is_taken(tmp_path, flag, pid):
+                                 pytest.param(os.getpid, id='its own pid, reused'),
+                                 pytest.param('zombie', id='a killed one, not yet reaped')])
+def test_a_file_whose_mark_names_a_stub_now_gone_is_taken(tmp_path, request, flag, pid):
+    pid = request.getfixturevalue('zombie_pid') if pid == 'zombie' else pid
     path = tmp_path / 'left'
     path.write_text(MARKS[flag].format(pid=pid()))
     flags = ['--tls', '--tls-ca-file', str(path)] if flag == '--tls-ca-file' else [flag, str(path)]
