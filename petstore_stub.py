@@ -1291,7 +1291,7 @@ class StubApp(Controls):
             answer = '204 No Content', [], []
         if isinstance(answer, ApiError):
             exchange.error = {'code': answer.code, 'message': answer.message}
-            data = answer.body.encode('utf-8')
+            data = answer.body.encode('utf-8', 'backslashreplace')  # a lone surrogate: \ud800
             answer = (answer.status_line, [*answer.headerlist, ('Content-Length', str(len(data)))],
                       [data])
         if exchange.fault in ('truncate', 'malformed', 'slow'):
@@ -1314,7 +1314,7 @@ class StubApp(Controls):
             path, mark, query = (environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
                 environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))).partition('?')
             if not self.show_credentials:  # an absolute target's user:password too
-                path, query = re.sub(r'(?<=//)[^/@]*@', '<redacted>@', path), masked_query(query)
+                path, query = re.sub(r'(?<=//)[^/]*@', '<redacted>@', path), masked_query(query)
             target = path + mark + query
             # A refusal's request line may have no target, or be no line at all ('-').
             self.access_log(log_line(environ.get('REMOTE_ADDR') or '-',
@@ -1630,15 +1630,15 @@ def request_headers(environ: dict, api_keys: Sequence[str] | None = ()
 
 #: A header or query parameter named as a credential's (not ``Idempotency-Key``, say), any case.
 CREDENTIAL = re.compile(r'auth|token|secret|passw(?:or)?d|cookie|session|signature|credential'
-                        r'|(?:api|access|private|secret)[-_ ]?key', re.IGNORECASE)
+                        r'|(?:api|access|private|secret)[-_ .]?key', re.IGNORECASE)
 #: The IANA HTTP Authentication Scheme Registry's schemes: what a masked Authorization shows.
-AUTH_SCHEMES = ('basic', 'bearer', 'concealed', 'digest', 'dpop', 'gnap', 'hoba', 'mutual',
-                'negotiate', 'ntlm', 'oauth', 'privatetoken', 'scram-sha-1', 'scram-sha-256',
-                'vapid')
+AUTH_SCHEMES = ('basic bearer concealed digest dpop gnap hoba mutual negotiate ntlm oauth '
+                'privatetoken scram-sha-1 scram-sha-256 vapid').split()
 
 
 def without_credentials(quoted: str) -> str:
-    """Quoted request text, cut where a credential header begins (a refused line, a folded Host)."""
+    """Quoted request text, a user:password@ masked, cut where a credential header begins."""
+    quoted = re.sub(r'[^\s\'"/]*@', '<redacted>@', quoted)
     found = re.search(rf'(?i)[^\s:\'"]*(?:{CREDENTIAL.pattern})[^\s:\'"]*\s*:', quoted)
     return quoted if found is None else f'{quoted[:found.end()]} <redacted>'
 
@@ -1662,10 +1662,10 @@ def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
 
 
 def masked_query(query: str) -> str:
-    """A query string with the value of each parameter named as a credential masked."""
-    shown = re.sub(r'(?<![^&;])([^&;=]*)=([^&;]*)', lambda pair: f'{pair[1]}=<redacted: '
-                   f'{len(pair[2])} characters>' if CREDENTIAL.search(
-                       urllib.parse.unquote_plus(pair[1])) else pair[0], query)
+    """A query, each pair masked whose text before its last = names a credential (``a;token=``)."""
+    shown = re.sub(r'(?<![^&])([^&=]*)=([^&]*)', lambda pair: f'{pair[1]}=<redacted: '
+                   f'{len(pair[2])} characters>' if CREDENTIAL.search(urllib.parse.unquote_plus(
+                       pair[0].rpartition('=')[0])) else pair[0], query)
     if shown == query:
         return query
     shown = Masked(shown)
@@ -3362,14 +3362,15 @@ def remove_if_holding(path: Path, text: str) -> None:
 
 #: What begins a file the stub writes, the ready file (JSON) or the CA file (text before a PEM).
 MARK = 'petstore-stub pid {}'
-MARKED = re.compile(rb'(?:\{"written_by": "|written_by: )petstore-stub pid ([0-9]{1,18})["\n]')
+MARKED = re.compile(rb'(?:\{"written_by": "|written_by: )petstore-stub pid ([0-9]{1,18})'
+                    rb'(?:", "url": "|\n-----BEGIN CERTIFICATE-----\n)')
 
 
 def left_by_no_stub_running(path: Path) -> bool:
     """Whether the stub may write over ``path``: missing, empty (as from mktemp), or marked by a
     stub whose process is gone (one killed). Windows has no harmless probe: a mark there is kept."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a device would read empty; a FIFO, block
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a link; a device reads empty; a FIFO blocks
             return False
         with open(path, 'rb') as file:
             head = file.read(64)

@@ -378,3 +378,9 @@ def test_cancelling_a_fault_by_an_id_none_has_names_the_id_sent(admin, fault_id,
     assert error['message'].startswith(f'no fault with id {named} is queued'), error['message']
     assert len(admin.get('/__admin/faults').json['faults']) == 1
     admin.app.faults.clear()
+
+
+def test_a_failed_assertion_echoing_a_lone_surrogate_is_a_409_not_a_500(journal):
+    failed = journal.post_json('/__admin/requests/assert',
+                               {'operation': 'createPet', 'json': '\ud800'}, status=409)
+    assert failed.json['assertion']['expected']['json'] == '\ud800'

@@ -493,6 +493,8 @@ MARKS = {'--ready-file': '{{"written_by": "petstore-stub pid {pid}", "url": "htt
     pytest.param('{"url": "http://127.0.0.1:1/v1", "pid": 1}', id='a ready file with no mark'),
     pytest.param('running', id="the mark of a stub that runs"),
     pytest.param('written_by: petstore-stub pid 1x\n', id='a mark with no pid'),
+    pytest.param('{"written_by": "petstore-stub pid 4194999"}KEEP ME: notes',
+                 id='a mark followed by what the stub never writes'),
 ])
 def test_a_file_the_stub_cannot_prove_it_left_is_refused_with_status_2_and_kept_byte_for_byte(
         capsys, tmp_path, flag, held):
@@ -538,6 +540,7 @@ def test_a_file_whose_mark_names_a_stub_now_gone_is_taken(tmp_path, request, fla
 @pytest.mark.parametrize('make', [
     pytest.param(lambda path: os.mkfifo(path), id='a FIFO, which would block'),
     pytest.param(lambda path: path.symlink_to('/dev/null'), id='a device, which reads empty'),
+    pytest.param(lambda path: path.symlink_to(path.with_name('nowhere')), id='a dangling link'),
 ])
 def test_a_file_that_is_not_a_regular_file_is_refused_and_left(capsys, tmp_path, flag, make):
     path = tmp_path / 'special'
@@ -545,6 +548,7 @@ def test_a_file_that_is_not_a_regular_file_is_refused_and_left(capsys, tmp_path,
     with pytest.raises(SystemExit) as exited:
         main(['--db', ':memory:', flag, str(path)])
     assert exited.value.code == 2 and SERVED == [] and not path.is_file()
+    assert path.is_symlink() or path.is_fifo()  # left as it was
 
 
 def test_a_ready_file_another_wrote_after_the_flags_were_checked_is_not_written_over(capsys,

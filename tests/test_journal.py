@@ -17,7 +17,7 @@ import webtest
 
 import petstore_stub as stub
 from conftest import (AUTH, JSON_HEADERS, StubProcess, call, call_once, connect, make_client,
-                      port_of, raw_post, rss_mb, wait_until)
+                      port_of, raw_post, rss_mb, send, wait_until)
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 
@@ -256,6 +256,8 @@ def test_a_credential_in_a_header_line_the_server_refuses_is_not_journalled(raw)
     pytest.param(b'GET http://u:SECRET@127.0.0.1/v1/pets HTTP/1.1', id='a password in the URL'),
     pytest.param(b'GET /v1/pets?limit=1;access_token=SECRET HTTP/1.1', id='a ; separator'),
     pytest.param(b'GET /v1/pets?api+key=SECRET HTTP/1.1', id='a + in the name'),
+    pytest.param(b'GET /v1/pets?token;x=SECRET HTTP/1.1', id='a ; in a name'),
+    pytest.param(b'GET http://u:pa@SECRET@127.0.0.1/v1/pets HTTP/1.1', id='an @ in a password'),
 ])
 def test_a_credential_in_the_request_line_is_neither_journalled_nor_logged(line):
     lines = []
@@ -325,7 +327,7 @@ def test_the_admin_api_gives_the_coverage_and_clears_it():
     *(pytest.param(name, 'SECRET-value', '<redacted: 12 characters>', id=name) for name in (
         'X-Auth-Token', 'Api-Key', 'X-Access-Token', 'Private-Token', 'X-Amz-Security-Token',
         'X-Goog-Api-Key', 'X-Csrf-Token', 'X-Session-Id', 'X-Client-Secret', 'X-Signature',
-        'X-Password', 'Apikey', 'X-Secret-Key', 'X-Credential')),
+        'X-Password', 'Apikey', 'X-Secret-Key', 'X-Credential', 'X-Api.Key')),
     pytest.param('Idempotency-Key', 'order-17', 'order-17', id='Idempotency-Key is no credential'),
     pytest.param('X-Request-Id', 'r-1', 'r-1', id='X-Request-Id is no credential'),
 ])
@@ -369,3 +371,12 @@ def test_show_credentials_journals_and_logs_them_as_sent():
     (entry,) = app.requests
     assert entry['query'] == 'api_key=SECRET1' and entry['headers']['X-Api-Key'] == 'SECRET2'
     assert 'api_key=SECRET1' in lines[0]
+
+
+def test_a_password_in_the_host_header_is_not_journalled():
+    with stub.serve() as server:
+        status, _, answer = send(server.port, 'GET', '/v1/pets', host='user:SECRET@evil')
+        (entry,) = server.requests
+    assert status == 400 and b'SECRET' not in answer
+    assert 'SECRET' not in json.dumps(server.requests) and '<redacted>@evil' in entry['error'][
+        'message']
