@@ -1646,7 +1646,11 @@ def without_credentials(quoted: str) -> str:
 class Masked(str):
     """A credential as the journal shows it wherever it goes, ``Bearer <redacted: 16 characters>``;
     ``sent``, as sent, lets a test's expected headers match, and never leaves the process."""
-    sent: str
+
+    def __new__(cls, shown: str, sent: str = '') -> Masked:  # a copy sets ``sent`` from its state
+        masked = super().__new__(cls, shown)
+        masked.sent = sent
+        return masked
 
 
 def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
@@ -1655,10 +1659,9 @@ def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
     kind, space, secret = value.partition(' ')
     if scheme and kind.lower() == 'bearer' and secret.strip(' \t') in api_keys:
         return value
-    shown = Masked(f'{kind} <redacted: {len(secret)} characters>' if scheme and space and secret
-                   and kind.lower() in AUTH_SCHEMES else f'<redacted: {len(value)} characters>')
-    shown.sent = value
-    return shown
+    shown = (f'{kind} <redacted: {len(secret)} characters>' if scheme and space and secret
+             and kind.lower() in AUTH_SCHEMES else f'<redacted: {len(value)} characters>')
+    return Masked(shown, value)
 
 
 def masked_query(query: str) -> str:
@@ -1666,11 +1669,7 @@ def masked_query(query: str) -> str:
     shown = re.sub(r'(?<![^&])([^&=]*)=([^&]*)', lambda pair: f'{pair[1]}=<redacted: '
                    f'{len(pair[2])} characters>' if CREDENTIAL.search(urllib.parse.unquote_plus(
                        pair[0].rpartition('=')[0])) else pair[0], query)
-    if shown == query:
-        return query
-    shown = Masked(shown)
-    shown.sent = query
-    return shown
+    return query if shown == query else Masked(shown, query)
 
 
 def decode_journal_body(body: bytes) -> Any:
