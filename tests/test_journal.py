@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.client
 import json
 import signal
-import socket
 import time
 import tracemalloc
 import urllib.parse
@@ -18,6 +17,7 @@ import webtest
 import petstore_stub as stub
 from conftest import (AUTH, JSON_HEADERS, StubProcess, call, call_once, connect, make_client,
                       port_of, raw_post, rss_mb, send, wait_until)
+from test_server import exchange
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 
@@ -242,12 +242,10 @@ def test_an_expected_credential_matches_as_sent_and_a_difference_shows_it_masked
 ])
 def test_a_credential_in_a_header_line_the_server_refuses_is_not_journalled(raw):
     with stub.serve() as server:
-        with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
-            connection.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\n' + raw
-                               + b'Connection: close\r\n\r\n')
-            answer = connection.makefile('rb').read()
+        status, headers, body = exchange(server.port, b'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1'
+                                         b'\r\n' + raw + b'Connection: close\r\n\r\n')
         (entry,) = server.requests
-    assert answer.split(b' ')[1] == b'400' and b'SECRET' not in answer
+    assert status == 400 and b'SECRET' not in body and 'SECRET' not in str(headers)
     assert entry['status'] == 400 and 'SECRET' not in json.dumps(server.requests)
 
 
@@ -263,9 +261,7 @@ def test_a_credential_in_the_request_line_is_neither_journalled_nor_logged(line)
     lines = []
     app = stub.create_stub(admin=True, access_log=lines.append)
     with stub.StubServer(app) as server:
-        with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
-            connection.sendall(line + b'\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n')
-            connection.makefile('rb').read()
+        exchange(server.port, line + b'\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n')
         wait_until(lambda: lines)
         assert len(server.requests) == 1
     assert 'SECRET' not in json.dumps(server.requests) and 'SECRET' not in lines[0]
