@@ -2739,27 +2739,43 @@ class Waitress:
     class Unread(threading.Condition):
         """waitress's lock on a connection's answers. A worker waits on it, without end, while more
         than waitress's high-water mark (16 MB) waits for the client to read; here a client that
-        takes no byte for the send timeout has its connection closed, and the worker goes free."""
+        takes no byte for the send timeout, counted from its request's arrival or the last bytes it
+        took, has its connection closed (given a second at least), and the worker goes free."""
 
         def __init__(self, channel: waitress.channel.HTTPChannel) -> None:
             super().__init__()
-            self.channel = channel
+            self.channel, self.since, self.then = channel, 0, 0  # the clock's start; unsent then
 
         def wait(self, timeout: float | None = None) -> bool:
             if timeout is not None:
                 return super().wait(timeout)
-            channel, unsent = self.channel, self.unsent()
-            if super().wait(channel.server.petstore_send_timeout) or self.unsent() < unsent:
-                return True  # notified, or the client took some
+            channel, limit = self.channel, self.channel.server.petstore_send_timeout
+            self.clock()
+            if super().wait(max(limit - (time.monotonic_ns() - self.since) / 1e9, min(limit, 1))):
+                return True  # notified: waitress looks again, and so does the clock
+            if self.clock():
+                return True  # the client took some
             if not channel.will_close:  # closed in the event loop's thread, which wakes this one
                 channel.will_close = True
                 channel.server.trigger.pull_trigger(channel.handle_close)
             return False
 
+        def clock(self) -> bool:
+            """Restart the clock for a new request, at its arrival, or once the client has taken 16
+            KiB: TCP lets a few KiB through to a client that reads none, as its buffer settles."""
+            unsent, request = self.unsent(), self.channel.requests and self.channel.requests[0]
+            if (arrived := getattr(request, 'petstore_received', 0)) > self.since:
+                self.since, self.then = arrived, unsent
+            elif unsent <= self.then - 16_384:
+                self.since, self.then = time.monotonic_ns(), unsent
+            else:
+                return False
+            return True
+
         def unsent(self) -> int:
             """What the client has yet to take: in waitress's buffers, and the kernel's (Linux)."""
             queued = bytes(4)
-            with contextlib.suppress(ImportError, OSError, AttributeError):  # closed: no socket
+            with contextlib.suppress(ImportError, OSError, AttributeError, ValueError):  # closed
                 import fcntl
                 import termios
                 queued = fcntl.ioctl(self.channel.socket.fileno(), termios.TIOCOUTQ, queued)

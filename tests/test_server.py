@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 import time
+import types
 from urllib.parse import urlsplit
 
 import pytest
@@ -495,6 +496,41 @@ def test_a_client_that_reads_slowly_and_steadily_gets_every_answer_whole(large_a
             head = b''.join(iter(stream.readline, b'\r\n'))
             pets = json.loads(stream.read(int(re.search(rb'Content-Length: (\d+)', head)[1])))
             assert [len(pet['name']) for pet in pets] == [1_000_000] * 17
+
+
+def unread_channel(queued_for: float, unsent: list[int]) -> tuple:
+    """An Unread on a stand-in channel: its request arrived ``queued_for`` seconds ago, a send
+    timeout of 3 s; ``unsent`` gives what its client has yet to take at each look."""
+    closed = []
+    channel = types.SimpleNamespace(
+        requests=[types.SimpleNamespace(petstore_received=time.monotonic_ns()
+                                        - int(queued_for * 1e9))],
+        server=types.SimpleNamespace(petstore_send_timeout=3.0, trigger=types.SimpleNamespace(
+            pull_trigger=closed.append)),
+        will_close=False, handle_close='handle_close')
+    unread = stub.Waitress.Unread(channel)
+    looks = iter(unsent)
+    unread.unsent = lambda: next(looks)
+    return unread, closed
+
+
+@pytest.mark.parametrize('queued_for, waited', [(0, 3), (1, 2), (5, 1)])
+def test_a_client_is_given_the_send_timeout_from_its_request_s_arrival_and_a_second_at_least(
+        monkeypatch, queued_for, waited):
+    waits = []
+    monkeypatch.setattr(threading.Condition, 'wait', lambda self, timeout=None:
+                        waits.append(timeout) or False)
+    unread, closed = unread_channel(queued_for, [20_000_000] * 2)
+    assert unread.wait() is False and closed == ['handle_close']
+    assert waits == [pytest.approx(waited, abs=0.1)]
+
+
+@pytest.mark.parametrize('taken, goes_on', [(0, False), (2048, False), (16_384, True)])
+def test_a_client_that_takes_16_kib_goes_on_and_less_is_tcp_settling_not_reading(
+        monkeypatch, taken, goes_on):
+    monkeypatch.setattr(threading.Condition, 'wait', lambda self, timeout=None: False)
+    unread, closed = unread_channel(0, [20_000_000, 20_000_000 - taken])
+    assert unread.wait() is goes_on and closed == ([] if goes_on else ['handle_close'])
 
 
 class Joined(io.RawIOBase):
