@@ -2,7 +2,7 @@
 
     python tests/bench.py            # about two minutes
     python tests/bench.py --quick    # seconds; a smoke test, not a measurement
-    python tests/bench.py --crowd    # a new client's wait beside idle and slow connections
+    python tests/bench.py --crowd    # a new client's wait beside idle, slow and unread connections
     python tests/bench.py --layers   # what the fixture server adds to a request, in process
     python tests/bench.py --tls      # the stub over HTTPS beside itself over plain HTTP
 
@@ -154,13 +154,14 @@ class Process:
         self.popen.wait(timeout=10)
 
 
-def start_stub(db: Path, imported: bool = False, tls: bool = False) -> Process:
+def start_stub(db: Path, imported: bool = False, tls: bool = False, *flags: str) -> Process:
     """``python petstore_stub.py``, which compiles the file at each start; or, ``imported``,
     the module from its cached bytecode, as the installed ``petstore-stub`` command runs it."""
     port = free_port()
     program = ['-m', 'petstore_stub'] if imported else [str(ROOT / 'petstore_stub.py')]
     return Process([sys.executable, *program, '--port', str(port), '--db', str(db),
-                    '--api-key', KEY, '--quiet', *(['--tls'] if tls else [])], port, tls=tls)
+                    '--api-key', KEY, '--quiet', *(['--tls'] if tls else []), *flags],
+                   port, tls=tls)
 
 
 def start_reference(folder: Path) -> Process:
@@ -492,6 +493,38 @@ def crowd(folder: Path) -> None:
             for connection in crowd_sockets:
                 connection.close()
             stub.stop()
+    unread(folder)
+
+
+def unread(folder: Path, clients: int = 32, timeout: float = 10) -> None:
+    """A new client's wait beside clients that each pipeline three 20 MB lists and read none,
+    with small receive buffers: each holds a worker until its send timeout closes it."""
+    pets = {str(n): {'name': 'x' * 200_000, 'categoryId': 1, 'status': 'available'}
+            for n in range(1, 101)}
+    (folder / 'large.json').write_text(json.dumps({'pets': pets}), encoding='utf-8')
+    stub = start_stub(folder / 'large.json', False, False, '--send-timeout', str(timeout))
+    lists = f'GET /v1/pets?limit=100 HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode() * 3
+    unread_sockets = []
+    try:
+        started = time.perf_counter()
+        for _ in range(clients):
+            connection = socket.socket()
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            connection.connect(('127.0.0.1', stub.port))
+            connection.sendall(lists)
+            unread_sockets.append(connection)
+        time.sleep(1)
+        asked = time.perf_counter()
+        with socket.create_connection(('127.0.0.1', stub.port), timeout=120) as conn:
+            conn.sendall(f'GET /v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTH}\r\n'.encode())
+            status = conn.recv(64)[9:12].decode()
+        waited = time.perf_counter() - asked
+        print(f'\n{clients} clients reading none, send timeout {timeout:g} s: a new client asking '
+              f'{asked - started:.1f} s after them answered {status} {waited:.1f} s later')
+    finally:
+        for connection in unread_sockets:
+            connection.close()
+        stub.stop()
 
 
 def over_tls(settings: argparse.Namespace, folder: Path) -> None:
@@ -518,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='a smoke test, in a few seconds')
     parser.add_argument('--crowd', action='store_true',
-                        help="a new client's wait beside idle and slow connections")
+                        help="a new client's wait beside idle, slow and unread connections")
     parser.add_argument('--layers', action='store_true',
                         help='what the fixture server adds to a request, in process')
     parser.add_argument('--tls', action='store_true',
