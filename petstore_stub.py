@@ -191,7 +191,7 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
         return error
     if error.status_code == 500:  # a failure, whose traceback bottle has written to the log
         return stub_failed()
-    path = printable(bottle.request.environ['bottle.raw_path'])
+    path = printable(masked_path(bottle.request.environ['bottle.raw_path']))
     allow = error.get_header('Allow')
     base = bottle.request.app.config.get('petstore.base_path', '')
     elsewhere = '' if path.startswith(base + '/') else f'; the API is under {base}'
@@ -217,6 +217,11 @@ def error_code_name(status: int) -> str:
     """The Error ``code`` of a status no handler named: ``bad_request``, ``bad_gateway``..."""
     phrase = ERROR_CODES.get(status) or http.client.responses.get(status, f'http {status}')
     return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot": i_m_a_teapot
+
+
+def masked_path(target: str) -> str:
+    """A user:password@ after // masked: in an absolute target, or a path as a client sent it."""
+    return re.sub(r'(?<=//)[^/]*@', '<redacted>@', target)
 
 
 def printable(text: str) -> str:
@@ -1314,7 +1319,7 @@ class StubApp(Controls):
             path, mark, query = (environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
                 environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))).partition('?')
             if not self.show_credentials:  # an absolute target's user:password too
-                path, query = re.sub(r'(?<=//)[^/]*@', '<redacted>@', path), masked_query(query)
+                path, query = masked_path(path), masked_query(query)
             target = path + mark + query
             # A refusal's request line may have no target, or be no line at all ('-').
             self.access_log(log_line(environ.get('REMOTE_ADDR') or '-',
@@ -1432,7 +1437,7 @@ def route_as_sent(environ: dict) -> None:
     else:
         sent = target.partition('?')[0]
         if not sent.startswith('/'):  # the absolute form, http://host/path
-            sent = urllib.parse.urlsplit(sent).path or '/'
+            sent = re.sub(r'^[^/]*//[^/]*', '', sent) or '/'
     if ('%' in sent or '//' in sent or '/.' in sent or not sent) and not all(
             is_plain_segment(segment) for segment in sent[1:].split('/')):
         environ['PATH_INFO'] = sent
@@ -1593,7 +1598,8 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
     error = exchange.error if status and status >= 400 else None
     return {
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
-        'path': path[:JOURNAL_TEXT_CHARS],
+        'path': path[:JOURNAL_TEXT_CHARS] if api_keys is None else masked_path(
+            path[:JOURNAL_TEXT_CHARS]),
         'query': query[:JOURNAL_TEXT_CHARS] if api_keys is None else masked_query(
             query[:JOURNAL_TEXT_CHARS]),
         'operation': exchange.operation,
@@ -2576,7 +2582,10 @@ class Waitress:
             self.petstore_received = time.monotonic_ns()  # when its Exchange begins
             # Looked for before waitress parses: it drops the header, even an empty one.
             encoded = re.search(rb'\r\ntransfer-encoding:', header_plus, re.IGNORECASE) is not None
-            super().parse_header(header_plus)
+            try:
+                super().parse_header(header_plus)
+            except ValueError as error:  # urllib's, for a target such as http://[x/
+                raise waitress.parser.ParsingError(f'the request target is not a URL: {error}')
             if self.version not in ('1.0', '1.1'):  # waitress would serve 1.2 to 9.9 as 1.0
                 self.error = Waitress.VersionNotSupported(
                     f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
@@ -3356,14 +3365,15 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
 
 def write_whole(path: Path, text: str) -> None:
     """Through a new file beside it, made by mkstemp: a reader sees all of ``text`` or none."""
-    if not left_by_no_stub_running(path):  # again: it may have come since the flags were checked
+    missing = not os.path.lexists(path)  # again: it may have come since the flags were checked
+    if not missing and not left_by_no_stub_running(path):
         raise OSError(errno.EEXIST, "it holds something other than a stopped stub's file")
     descriptor, temporary = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp',
                                              dir=path.parent)
     try:
         with open(descriptor, 'w', encoding='utf-8') as file:
             file.write(text)
-        os.replace(temporary, path)
+        (os.link if missing else os.replace)(temporary, path)  # a link takes no name made since
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)

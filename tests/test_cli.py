@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -563,6 +564,22 @@ def test_a_ready_file_another_wrote_after_the_flags_were_checked_is_not_written_
                 server_class=Planting) == 1
     assert f'cannot write {ready}' in capsys.readouterr().err and SERVED == []
     assert ready.read_text() == '{"theirs": true}'
+
+
+def test_a_ready_file_another_wrote_while_the_stub_wrote_its_own_is_not_written_over(
+        capsys, tmp_path, monkeypatch):
+    ready, make = tmp_path / 'ready.json', tempfile.mkstemp
+
+    def planting(*args, **kwargs):  # after the last check, before the file takes its name
+        made = make(*args, **kwargs)
+        ready.write_text('{"theirs": true}')
+        return made
+    monkeypatch.setattr(tempfile, 'mkstemp', planting)
+    assert main(['--port', '0', '--db', ':memory:', '--ready-file', str(ready)],
+                server_class=NotServing) == 1
+    assert f'cannot write {ready}: File exists' in capsys.readouterr().err and SERVED == []
+    assert ready.read_text() == '{"theirs": true}'
+    assert [path.name for path in tmp_path.iterdir()] == ['ready.json']
 
 
 def test_a_ready_file_that_cannot_be_written_stops_the_stub_before_its_banner(capsys):

@@ -369,6 +369,29 @@ def test_show_credentials_journals_and_logs_them_as_sent():
     assert 'api_key=SECRET1' in lines[0]
 
 
+def test_a_password_in_a_path_that_begins_with_two_slashes_is_not_journalled_nor_echoed():
+    lines = []
+    with stub.StubServer(stub.create_stub(access_log=lines.append)) as server:
+        status, _, answer = send(server.port, 'GET', '//user:SECRET@host/v1/pets')
+        (entry,) = server.requests
+    assert (status, json.loads(answer)['message']) == (
+        404, 'nothing is at //<redacted>@host/v1/pets; the API is under /v1')
+    assert entry['path'] == '//<redacted>@host/v1/pets' and 'SECRET' not in json.dumps(entry)
+    assert 'GET //<redacted>@host/v1/pets 404' in lines[0]
+
+
+def test_a_target_that_urllib_cannot_split_is_a_400_with_the_error_body():
+    with stub.serve() as server:
+        status, headers, answer = exchange(server.port, b'GET http://user:x@[x/v1/pets HTTP/1.1'
+                                           b'\r\nHost: localhost\r\n\r\n')
+        (entry,) = server.requests
+    assert (status, json.loads(answer)['code'], headers['Connection']) == (
+        400, 'bad_request', 'close')
+    assert json.loads(answer)['message'].startswith('the request is not valid HTTP: the request '
+                                                    'target is not a URL')
+    assert 'x@[x' not in json.dumps(entry)
+
+
 def test_a_password_in_the_host_header_is_not_journalled():
     with stub.serve() as server:
         status, _, answer = send(server.port, 'GET', '/v1/pets', host='user:SECRET@evil')
