@@ -3345,6 +3345,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         console.log(f"serving {url}  try: curl {trust}-H 'Authorization: Bearer {server.api_key}' "
                     f'{url}/pets')
         console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
+        if args.show_credentials:
+            console.log('credentials are journalled and logged as sent (--show-credentials)')
         for delay in args.delay:
             delay = app.set_delay(**delay, seed=args.seed)
             if delay['seconds'] != 0:  # else none
