@@ -225,8 +225,7 @@ def masked_path(target: str) -> str:
 
 
 def printable(text: str) -> str:
-    """``text`` with every character outside printable ASCII escaped: no forged line, no
-    terminal escape."""
+    """Every character outside printable ASCII escaped: no forged line, no terminal escape."""
     if text.isascii() and text.isprintable():
         return text
     return ''.join(c if ' ' <= c <= '~' else f'\\x{ord(c):02x}' if ord(c) < 0x100
@@ -977,7 +976,6 @@ class StubStore(PetStore):
         return rendered[1]
 
     def close(self) -> None:
-        """Fold the log into the file and release both (a file store)."""
         if self._table is not None:
             self._table.close()
 
@@ -1133,7 +1131,6 @@ class Controls:
             raise AssertionError(report[0])
 
     def assert_not_called(self, what: str) -> None:
-        """Assert that the client never sent ``what``: assert_called(what, times=0)."""
         __tracebackhide__ = True
         self.assert_called(what, times=0)
 
@@ -2975,7 +2972,6 @@ class StubServer(Controls):
 
     @property
     def headers(self) -> dict[str, str]:
-        """The Authorization header, to pass to a client."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
     def check(self) -> None:
