@@ -107,11 +107,9 @@ from tinydb.storages import Storage
 from waitress import wasyncore
 
 __all__ = [
-    'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'LockedJSONStorage',
-    'PetStore', 'ServerError', 'StubApp', 'StubServer', 'StubStore', 'create_app', 'create_stub',
-    'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
-    'serve',
-]
+    'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'LockedJSONStorage', 'PetStore',
+    'ServerError', 'StubApp', 'StubServer', 'StubStore', 'create_app', 'create_stub', 'main',
+    'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures', 'serve']
 
 __version__ = '1.0.0'
 
@@ -1518,15 +1516,12 @@ class Coverage:
         responses = {operation: {status: calls.get((operation, status), 0) for status in statuses}
                      for operation, statuses in described_responses().items()}
         return {
-            'responses': responses,
-            'met': met_count(responses),
-            'documented': sum(map(len, responses.values())),
-            'faults': dict(sorted(faults.items())),
+            'responses': responses, 'met': met_count(responses),
+            'documented': sum(map(len, responses.values())), 'faults': dict(sorted(faults.items())),
             'deprecated': {operation: {'calls': sum(count for (name, _), count in calls.items()
                                                     if name == operation), 'hint': hint}
                            for operation, hint in deprecated_operations().items()
-                           if any(name == operation for name, _ in calls)},
-        }
+                           if any(name == operation for name, _ in calls)}}
 
 
 def described_operations() -> Iterator[tuple[str, str, dict]]:
@@ -1599,16 +1594,12 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
             path[:JOURNAL_TEXT_CHARS]),
         'query': query[:JOURNAL_TEXT_CHARS] if api_keys is None else masked_query(
             query[:JOURNAL_TEXT_CHARS]),
-        'operation': exchange.operation,
-        'headers': headers,
-        'body': body[:JOURNAL_BODY_BYTES + 1],
-        'status': status,
+        'operation': exchange.operation, 'headers': headers,
+        'body': body[:JOURNAL_BODY_BYTES + 1], 'status': status,
         'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
-        'fault': exchange.fault,
-        'time': time.time(),
+        'fault': exchange.fault, 'time': time.time(),
         'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
-                      or max(len(path), len(query)) > JOURNAL_TEXT_CHARS),
-    }
+                      or max(len(path), len(query)) > JOURNAL_TEXT_CHARS)}
 
 
 def request_headers(environ: dict, api_keys: Sequence[str] | None = ()
@@ -2068,18 +2059,14 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str], a
                                            json.dumps(settings).replace('<', '\\u003c'), 1)
         demo = f' (here the demo key {DEMO_API_KEY})' if DEMO_API_KEY in api_keys else ''
         return to_json({
-            'name': 'Pet Store API (petstore-stub)',
-            'version': API_VERSION,
-            'base_path': base,
-            'base_url': app_url() + base_path,
-            'openapi': f'{base}/openapi.json',
+            'name': 'Pet Store API (petstore-stub)', 'version': API_VERSION,
+            'base_path': base, 'base_url': app_url() + base_path, 'openapi': f'{base}/openapi.json',
             'operations': {  # as the description has them
                 operation['operationId']: f'{method.upper()} {base}{path}: {operation["summary"]}'
                 + (f' (deprecated, sunset {SUNSET})' if operation.get('deprecated') else '')
                 for path, method, operation in described_operations()},
             'authentication': f'send the header Authorization: Bearer <API key>{demo}; '
-                              'the stub prints its key when it starts',
-        })
+                              'the stub prints its key when it starts'})
 
     @api.get(f'{base_path}/openapi.json', name='openapi')
     def openapi() -> str:
@@ -2885,12 +2872,10 @@ class Waitress:
             super().handle_close()
 
     #: What a handshake's failure most often means, by the end of OpenSSL's reason.
-    HANDSHAKE_HINTS = {
-        **dict.fromkeys(('UNKNOWN_CA', 'BAD_CERTIFICATE', 'CERTIFICATE_UNKNOWN'),
-                        ': the client does not trust the certificate'),
-        'UNEXPECTED_EOF_WHILE_READING': ': the client closed, as one that does not trust the '
-                                        'certificate may',
-    }
+    HANDSHAKE_HINTS = {**dict.fromkeys(('UNKNOWN_CA', 'BAD_CERTIFICATE', 'CERTIFICATE_UNKNOWN'),
+                                       ': the client does not trust the certificate'),
+                       'UNEXPECTED_EOF_WHILE_READING': ': the client closed, as one that does '
+                                                       'not trust the certificate may'}
 
     #: waitress's warnings left out: a line per request queued for a worker; truncate's short body.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
