@@ -755,8 +755,7 @@ class Change:
     """One log line, and the one place saying what each kind does, in memory or replayed."""
 
     def __init__(self, kind: str, new_pets: Sequence[dict] = (), into_empty: bool = False) -> None:
-        self.kind = kind
-        self.new_pets, self.into_empty = new_pets, into_empty
+        self.kind, self.new_pets, self.into_empty = kind, new_pets, into_empty
         self.tables: dict[str, dict] = {PETS_TABLE: {}}  #: what the line holds, once ids are given
         self.failure: ApiError | None = None  #: why the change was not made
         self.written = False  #: whether a writer has taken it, made or not
@@ -1124,8 +1123,7 @@ class Controls:
         """Assert that the client sent ``what`` (an operationId, or ``'METHOD /path'``), with this
         body, query and headers where given, ``times`` times if given, else at least once."""
         __tracebackhide__ = True  # pytest shows the message, not the stub's frames
-        report = call_report(self.requests, what, self.base_path, json, query, headers, times)
-        if report:
+        if report := call_report(self.requests, what, self.base_path, json, query, headers, times):
             raise AssertionError(report[0])
 
     def assert_not_called(self, what: str) -> None:
@@ -1249,8 +1247,7 @@ class StubApp(Controls):
             if delay is not None and self.fence.hold(delay.draw(), exchange):  # let go by a reset
                 exchange.close = 'dropped'
                 return None
-            fault = self.faults.take(route.name)
-            if fault is not None:
+            if (fault := self.faults.take(route.name)) is not None:
                 exchange.operation, kind = route.name, fault['fault']
                 exchange.fault = kind
                 if isinstance(kind, int):
@@ -1925,8 +1922,7 @@ def as_given(value: Any, nothing: str) -> str:
 
 
 def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
-    unknown = [name for name in document if name not in defaults]
-    if unknown:
+    if unknown := [name for name in document if name not in defaults]:
         *names, last = defaults
         raise bad_body(f'unknown field {printable(str(unknown[0])[:40])!r}; {kind} has '
                        f'{", ".join(names)} and {last}')
@@ -2315,8 +2311,7 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
         if len(differences[closest]) > len(shown):
             left = sum(1 for _ in call_differences(calls[closest], json, as_text, headers))
             lines.append(f'  ... and {left - len(shown)} more')
-    cut = [f'#{index + 1}' for index in nearest if calls[index]['truncated']]
-    if cut:
+    if cut := [f'#{index + 1}' for index in nearest if calls[index]['truncated']]:
         lines.append(f'{", ".join(cut)} {"was" if len(cut) == 1 else "were"} cut in the journal, '
                      f'which keeps {JOURNAL_BODY_BYTES} bytes of a body, {JOURNAL_HEADER_CHARS} '
                      f'characters of headers and {JOURNAL_TEXT_CHARS} of a path or a query: '
@@ -2556,8 +2551,7 @@ class Waitress:
     """The server, waitress 3.0: only this class touches its internals, for what its API lacks."""
 
     class VersionNotSupported(waitress.utilities.Error):
-        code = 505
-        reason = 'HTTP Version Not Supported'
+        code, reason = 505, 'HTTP Version Not Supported'
 
     class Parser(waitress.parser.HTTPRequestParser):
         """waitress's parser, refusing requests RFC 9112 forbids or lets a server refuse."""
@@ -3492,8 +3486,7 @@ if 'pytest' in sys.modules:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(node: Any, error: Any) -> None:
         """pytest-xdist: a worker has ended, with its stub's coverage."""
-        report = getattr(node, 'workeroutput', {}).get('petstore_coverage')
-        if report is not None:
+        if (report := getattr(node, 'workeroutput', {}).get('petstore_coverage')) is not None:
             add_coverage(node.config, report)
 
     def pytest_sessionfinish(session: pytest.Session) -> None:
