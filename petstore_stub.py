@@ -417,8 +417,7 @@ def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
     scheme, _, token = (authorization or '').strip(' \t').partition(' ')
     token = token.strip(' \t')
     if scheme.lower() != 'bearer' or not token:
-        raise ApiError(401, 'unauthorized',
-                       'send the API key as Authorization: Bearer <key>',
+        raise ApiError(401, 'unauthorized', 'send the API key as Authorization: Bearer <key>',
                        {'WWW-Authenticate': f'Bearer realm="{REALM}"'})
     offered = token.encode('utf-8', 'surrogateescape')
     # Compare with every key, without stopping early, so timing tells nothing.
@@ -494,9 +493,8 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
 
     @api.get(f'{base_path}/store/orders', name='listOrders')
     def list_orders() -> str:
-        raise ApiError(501, 'not_implemented',
-                       'the store-orders operation is named by the spec but not described; '
-                       'the stub does not serve it')
+        raise ApiError(501, 'not_implemented', 'the store-orders operation is named by the spec '
+                       'but not described; the stub does not serve it')
 
     api.default_error_handler = error_handler
     return api
@@ -3084,15 +3082,13 @@ def build_parser() -> argparse.ArgumentParser:
         help='load the demo animals (or those in FILE) into an empty store')
     add('--staging', action='store_true', help=f'serve under {STAGING_BASE_PATH}')
     add('--cors', action='store_true', help='let pages on any origin call the API')
-    add('--trust-proxy', action='store_true',
-        help='take the client\'s scheme, host, port and address from X-Forwarded-* headers '
-             '(only behind a proxy you run)')
+    add('--trust-proxy', action='store_true', help='take the client\'s scheme, host, port and '
+        'address from X-Forwarded-* headers (only behind a proxy you run)')
     add('--allow-host', action='append', default=[], metavar='NAME', dest='allowed_hosts',
         help='on loopback, answer a Host of NAME too (else a 421); repeatable')
     add('--admin', action='store_true', help=f'add the {ADMIN_PREFIX} endpoints, for test suites')
-    add('--chaos', type=chaos_rate, metavar='RATE',
-        help='give each API request a fault with probability RATE (0 to 1), drawn from '
-             + ', '.join(map(str, CHAOS_FAULTS)))
+    add('--chaos', type=chaos_rate, metavar='RATE', help='give each API request a fault with '
+        'probability RATE (0 to 1), drawn from ' + ', '.join(map(str, CHAOS_FAULTS)))
     add('--seed', type=seed_number, metavar='N',
         help='seed the chaos draw and the delays drawn, to repeat a run')
     add('--delay', type=delay_flag, action='append', default=[], metavar='[ROUTE=]DELAY',
@@ -3101,9 +3097,8 @@ def build_parser() -> argparse.ArgumentParser:
              'repeatable')
     add('--ready-file', type=ready_file, metavar='PATH',
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
-    add('--tls', action='store_true',
-        help='serve HTTPS, with a certificate from a CA made at start (needs the tls extra); '
-             'implied by the three flags below')
+    add('--tls', action='store_true', help='serve HTTPS, with a certificate from a CA made at '
+        'start (needs the tls extra); implied by the three flags below')
     add('--tls-ca-file', type=ca_path, metavar='PATH',
         help='write that CA, for clients to trust, to PATH (default: a new file in the temporary '
              'folder; either way in the ready file, and removed at a clean stop)')
@@ -3540,9 +3535,8 @@ if 'pytest' in sys.modules:
                            '(server.ca_file, server.ssl_context())')
         parser.addini('petstore_coverage', type='bool', default=True,
                       help='at the end, say what the tests met of the API through petstore_server')
-        parser.addini('petstore_coverage_fail_under', default='',
-                      help='fail the session if the tests met less than this share (a percent) '
-                           'of the documented responses')
+        parser.addini('petstore_coverage_fail_under', default='', help='fail the session if the '
+                      'tests met less than this share (a percent) of the documented responses')
 
     def pytest_configure(config: pytest.Config) -> None:
         coverage_fail_under(config)  # a value that is no percent stops the run before it starts
