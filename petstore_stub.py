@@ -984,9 +984,7 @@ ADMIN_PREFIX = '/__admin/'
 OPERATIONS = {route.name: route.method for route in create_app().routes}
 #: What a journal entry's ``operation`` may name: an operation, or a document (see add_documents()).
 JOURNALLED = (*OPERATIONS, 'index', 'openapi')
-JOURNAL_BODY_BYTES = 4096
-JOURNAL_HEADER_CHARS = 4096
-JOURNAL_TEXT_CHARS = 1024
+JOURNAL_BODY_BYTES, JOURNAL_HEADER_CHARS, JOURNAL_TEXT_CHARS = 4096, 4096, 1024
 #: How many recorded requests the message of a failed assertion lists, and differences of one.
 CALLS_SHOWN, DIFFERENCES_SHOWN = 5, 20
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
@@ -1319,9 +1317,8 @@ class StubApp(Controls):
                                      f'{(time.perf_counter() - started) * 1000:.1f}ms'))
         if not self._hinted and exchange.error and exchange.error['code'] == 'cors_not_enabled':
             self._hinted = True
-            origin = printable(environ['HTTP_ORIGIN'][:200])
-            self.access_log(f'petstore-stub: a page on {origin} asked to call the API; '
-                            'restart the stub with --cors to let it')
+            self.access_log(f'petstore-stub: a page on {printable(environ["HTTP_ORIGIN"][:200])} '
+                            'asked to call the API; restart the stub with --cors to let it')
 
     def route_of(self, environ: dict) -> bottle.Route | None:
         with contextlib.suppress(bottle.HTTPError):
@@ -3052,8 +3049,7 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
 
 # -- The command line ----------------------------------------------------------
 
-DEFAULT_DB = 'petstore.json'
-MEMORY_DB = ':memory:'
+DEFAULT_DB, MEMORY_DB = 'petstore.json', ':memory:'
 DEFAULT_PORT = 8080
 
 EXAMPLES = f"""\
@@ -3240,9 +3236,8 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         if args.tls_ca_file is not None and args.tls_cert is not None:
             raise ValueError('--tls-ca-file names where the CA the stub makes goes; with '
                              '--tls-cert, your certificate\'s CA is yours to give clients')
-        tls = None
-        if args.tls or args.tls_ca_file or args.tls_cert:
-            tls = Tls(tls_names(args.host, args.allowed_hosts), args.tls_cert, args.tls_key)
+        tls = (Tls(tls_names(args.host, args.allowed_hosts), args.tls_cert, args.tls_key)
+               if args.tls or args.tls_ca_file or args.tls_cert else None)
     except ValueError as error:
         parser.error(str(error))
     except ModuleNotFoundError as error:  # no trustme
@@ -3486,8 +3481,7 @@ if 'pytest' in sys.modules:
 
     def pytest_sessionfinish(session: pytest.Session) -> None:
         config = session.config
-        report = config.stash.get(COVERAGE, None)
-        if report is None:
+        if (report := config.stash.get(COVERAGE, None)) is None:
             return
         if hasattr(config, 'workeroutput'):  # a pytest-xdist worker: the controller reports
             config.workeroutput['petstore_coverage'] = report
@@ -3505,8 +3499,7 @@ if 'pytest' in sys.modules:
         return least
 
     def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-        report = config.stash.get(COVERAGE, None)
-        if report is None or hasattr(config, 'workeroutput'):
+        if (report := config.stash.get(COVERAGE, None)) is None or hasattr(config, 'workeroutput'):
             return
         write = terminalreporter.write_line
         share, least = 100 * report['met'] / report['documented'], coverage_fail_under(config)
