@@ -152,9 +152,8 @@ JOURNAL_SIZE = 1000
 class ApiError(bottle.HTTPError):
     """Raised anywhere to answer with the spec's Error body, which is made here and nowhere else.
 
-    It is a bottle HTTPError, so bottle stops the request where it is raised
-    (in a hook, a route or the store) and hands it to the app's error handler.
-    """
+    It is a bottle HTTPError, so bottle stops the request where it is raised (in a hook, a route or
+    the store) and hands it to the app's error handler."""
 
     def __init__(self, status: int, code: str, message: str,
                  headers: Mapping[str, str] | None = None,
@@ -243,9 +242,8 @@ def bad_body(message: str) -> ApiError:
 def parse_whole_number(raw: str, signed: bool = False) -> int | None:
     """Decimal digits (after a ``-`` if ``signed``) -> their value; None for anything else.
 
-    One rule for every number a client writes: leading zeros change nothing,
-    and no ``+``, space or other digit is a number.
-    """
+    One rule for every number a client writes: leading zeros change nothing, and no ``+``, space
+    or other digit is a number."""
     digits = raw[1:] if signed and raw.startswith('-') else raw
     significant = digits.lstrip('0')
     # Past 19 digits is past int64, and int() of a long string is slow.
@@ -294,8 +292,7 @@ def utf8(text: str) -> str:
 def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
     """The query of listPets -> ``{'limit': int, 'status': str | None}``.
 
-    A client that sends ``limt``, or ``limit`` twice, should learn it here, not in production.
-    """
+    A client that sends ``limt``, or ``limit`` twice, should learn it here, not in production."""
     check_query_names(query, 'listPets', ('limit', 'status'))
     for name, values in query.items():
         if len(values) > 1:
@@ -444,11 +441,10 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
                error_handler: Callable[[bottle.HTTPError], str] = render_error) -> bottle.Bottle:
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
-    ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or
-    ``/staging/v1``. Part 2's ``create_stub()`` serves this app in the fixture
-    server, giving ``public_paths``, which may be fetched (GET or HEAD) without
-    a key, and an ``error_handler`` that hands each error on to its one exit.
-    """
+    ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or ``/staging/v1``.
+    Part 2's ``create_stub()`` serves this app in the fixture server, giving ``public_paths``,
+    which may be fetched (GET or HEAD) without a key, and an ``error_handler`` that hands each
+    error on to its one exit."""
     check_api_keys(api_keys)
     store = PetStore() if store is None else store
     api = bottle.Bottle()
@@ -570,8 +566,7 @@ def last_id(pets: Mapping[int, Any]) -> int:
     That holds because nothing is ever removed. A store that removed pets would have to keep the
     last id it gave apart from them, a high-water mark (saved with the file, in the durable store),
     or it would give a removed pet's id again; and a log replayed over a file that holds it would
-    have to skip the inserts of pets removed since.
-    """
+    have to skip the inserts of pets removed since."""
     return next(reversed(pets), 0)
 
 
@@ -1183,8 +1178,7 @@ class StubApp(Controls):
             add_admin_routes(api, self)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        """A request's whole way through the fixture server, each step in turn, read top to
-        bottom; every answer leaves through respond()."""
+        """A request's way, each step read top to bottom; every answer leaves through respond()."""
         exchange = environ.get(EXCHANGE)
         if exchange is None:  # in process: no server made one
             exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
