@@ -1901,8 +1901,7 @@ def brief(value: Any, as_json: bool = False) -> str:
     return text if len(text) <= 200 else text[:199] + '…'
 
 
-def brief_json(value: Any) -> str:
-    return brief(value, as_json=True)
+brief_json = functools.partial(brief, as_json=True)
 
 
 def as_given(value: Any, nothing: str) -> str:
