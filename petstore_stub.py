@@ -1576,16 +1576,21 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
     error = exchange.error if status and status >= 400 else None
     return {
         'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
-        'path': path[:JOURNAL_TEXT_CHARS] if api_keys is None else masked_path(
-            path[:JOURNAL_TEXT_CHARS]),
-        'query': query[:JOURNAL_TEXT_CHARS] if api_keys is None else masked_query(
-            query[:JOURNAL_TEXT_CHARS]),
+        'path': clipped(path if api_keys is None else masked_path(path)),
+        'query': clipped(query if api_keys is None else masked_query(query)),
         'operation': exchange.operation, 'headers': headers,
         'body': body[:JOURNAL_BODY_BYTES + 1], 'status': status,
         'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
         'fault': exchange.fault, 'time': time.time(),
         'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
                       or max(len(path), len(query)) > JOURNAL_TEXT_CHARS)}
+
+
+def clipped(text: str) -> str:
+    """Text cut to what the journal keeps, once masked (a cut may drop a password's ``@``)."""
+    if isinstance(text, Masked):
+        return Masked(text[:JOURNAL_TEXT_CHARS], text.sent[:JOURNAL_TEXT_CHARS])
+    return text[:JOURNAL_TEXT_CHARS]
 
 
 def request_headers(environ: dict, api_keys: Sequence[str] | None = ()

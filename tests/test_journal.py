@@ -369,15 +369,20 @@ def test_show_credentials_journals_and_logs_them_as_sent():
     assert 'api_key=SECRET1' in lines[0]
 
 
-def test_a_password_in_a_path_that_begins_with_two_slashes_is_not_journalled_nor_echoed():
+@pytest.mark.parametrize('password', ['SECRET', 'SECRET' * 400], ids=['short', 'past-the-cut'])
+def test_a_password_in_a_path_that_begins_with_two_slashes_is_not_journalled_nor_echoed(password):
     lines = []
-    with stub.StubServer(stub.create_stub(access_log=lines.append)) as server:
-        status, _, answer = send(server.port, 'GET', '//user:SECRET@host/v1/pets')
+    app = stub.create_stub(admin=True, access_log=lines.append)
+    with stub.StubServer(app) as server:
+        status, _, answer = send(server.port, 'GET', f'//user:{password}@host/v1/pets')
         (entry,) = server.requests
     assert (status, json.loads(answer)['message']) == (
         404, 'nothing is at //<redacted>@host/v1/pets; the API is under /v1')
     assert entry['path'] == '//<redacted>@host/v1/pets' and 'SECRET' not in json.dumps(entry)
     assert 'GET //<redacted>@host/v1/pets 404' in lines[0]
+    failed = make_client(app).post_json('/__admin/requests/assert',
+                                        {'operation': 'listPets'}, status=409)
+    assert 'SECRET' not in failed.text
 
 
 def test_a_target_that_urllib_cannot_split_is_a_400_with_the_error_body():
