@@ -3363,7 +3363,7 @@ def left_by_no_stub_running(path: Path) -> bool:
         if not stat.S_ISREG(os.lstat(path).st_mode):  # a link; a device reads empty; a FIFO blocks
             return False
         with open(path, 'rb') as file:
-            head = file.read(64)
+            head = file.read(128)  # the longest mark, 18 digits and a PEM line: 77 bytes
     except FileNotFoundError:
         return True
     except OSError:

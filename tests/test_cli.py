@@ -525,6 +525,7 @@ def zombie_pid():
 
 @pytest.mark.parametrize('flag', ['--ready-file', '--tls-ca-file'])
 @pytest.mark.parametrize('pid', [pytest.param(gone_pid, id='a pid now gone'),
+                                 pytest.param(lambda: 9_999_999, id='a 7-digit pid, past pid_max'),
                                  pytest.param(os.getpid, id='its own pid, reused'),
                                  pytest.param('zombie', id='a killed one, not yet reaped')])
 def test_a_file_whose_mark_names_a_stub_now_gone_is_taken(tmp_path, request, flag, pid):
