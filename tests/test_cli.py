@@ -554,6 +554,15 @@ def test_a_file_that_is_not_a_regular_file_is_refused_and_left(capsys, tmp_path,
     assert path.is_symlink() or path.is_fifo()  # left as it was
 
 
+def test_a_ca_file_name_that_is_not_utf_8_is_refused_before_anything_is_written(capsys,
+                                                                                tmp_path):
+    ca, ready = tmp_path / 'ca\udcff.pem', tmp_path / 'ready.json'  # the byte 0xff, as argv has it
+    with pytest.raises(SystemExit) as exited:
+        main(['--db', ':memory:', '--tls-ca-file', str(ca), '--ready-file', str(ready)])
+    assert exited.value.code == 2 and SERVED == [] and list(tmp_path.iterdir()) == []
+    assert 'is not UTF-8' in capsys.readouterr().err
+
+
 def test_a_ready_file_another_wrote_after_the_flags_were_checked_is_not_written_over(capsys,
                                                                                      tmp_path):
     ready = tmp_path / 'ready.json'
