@@ -3137,9 +3137,10 @@ def parse_decimal(text: str) -> float | None:
 port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
 seed_number = flag_type(parse_whole_number, lambda seed: True, 'a seed is a whole number from 0')
-chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1, 'a rate is a number from 0 to 1')
+chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1,
+                       'a rate is a decimal such as 0.1, from 0 to 1')
 send_seconds = flag_type(parse_decimal, lambda seconds: 0 < seconds <= 3600,
-                         'a send timeout is more than 0 seconds, at most 3600')
+                         'a send timeout is a decimal such as 2.5, more than 0 and at most 3600')
 
 
 def delay_flag(text: str) -> dict:

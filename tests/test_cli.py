@@ -320,7 +320,8 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--delay', '1s'], {}, "got '1s'", id='--delay 1s'),
     pytest.param(['--delay', '1_0'], {}, "got '1_0'", id='--delay 1_0'),
     pytest.param(['--delay', '1e1'], {}, "got '1e1'", id='--delay 1e1'),
-    pytest.param(['--chaos', '0_1'], {}, "a rate is a number from 0 to 1; got '0_1'",
+    pytest.param(['--chaos', '0_1'], {}, "a rate is a decimal such as 0.1, from 0 to 1; "
+                 "got '0_1'",
                  id='--chaos 0_1'),
     pytest.param(['--chaos', ' .5'], {}, "got ' .5'", id="--chaos ' .5'"),
     pytest.param(['--db', 'pets.json', '--ready-file', 'pets.json'], {},
@@ -349,9 +350,10 @@ def test_help_lists_every_flag_with_examples(capsys):
                  "a stopped stub's file, which it would overwrite, then", id='--ready-file a file'),
     pytest.param(['--tls', '--tls-ca-file', stub.__file__], {}, 'petstore_stub.py holds something '
                  'other than', id='--tls-ca-file a file'),
-    pytest.param(['--send-timeout', '0'], {}, "a send timeout is more than 0 seconds, at most "
-                 "3600; got '0'", id='--send-timeout 0'),
-    pytest.param(['--send-timeout', '1e3'], {}, "got '1e3'", id='--send-timeout 1e3'),
+    pytest.param(['--send-timeout', '0'], {}, "a send timeout is a decimal such as 2.5, more than "
+                 "0 and at most 3600; got '0'", id='--send-timeout 0'),
+    pytest.param(['--send-timeout', '1e-3'], {}, "a send timeout is a decimal such as 2.5, more "
+                 "than 0 and at most 3600; got '1e-3'", id='--send-timeout 1e-3'),
     pytest.param(['--tls-key', stub.__file__], {}, '--tls-key goes with --tls-cert',
                  id='--tls-key alone'),
     pytest.param(['--tls-cert', 'no-such.pem'], {}, "give a file that exists; got 'no-such.pem'",
@@ -820,7 +822,7 @@ def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
         return subprocess.run([sys.executable, str(MODULE), '--port', '0', '--db', ':memory:',
                                *flags],
                               capture_output=True, text=True, timeout=30)
-    assert 'a rate is a number from 0 to 1' in run('--chaos', '2').stderr
+    assert 'a rate is a decimal such as 0.1, from 0 to 1' in run('--chaos', '2').stderr
     assert '--seed goes with a --chaos rate above 0' in run('--seed', '3').stderr
     assert '--seed goes with a --chaos rate above 0' in run('--chaos', '0', '--seed', '3').stderr
 
