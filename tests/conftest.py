@@ -20,6 +20,24 @@ AUTH = {'Authorization': f'Bearer {KEY}'}
 PREFLIGHT = {'Origin': 'https://demo.example', 'Access-Control-Request-Method': 'POST',
              'Access-Control-Request-Headers': 'authorization, content-type'}
 
+#: The document the stub serves: tests take its operations and responses from it, not a count.
+DOCUMENT = json.loads((Path(stub.__file__).parent / 'data' / 'openapi.json').read_text())
+#: Each operation's documented statuses, in the document's order, as coverage counts them.
+DOCUMENTED = {operation['operationId']: [status for status in operation['responses']
+                                         if status != 'default']
+              for methods in DOCUMENT['paths'].values() for operation in methods.values()
+              if isinstance(operation, dict) and 'responses' in operation}
+#: Each path of the API as a client asks for it (a pet's id 1), with the methods it takes.
+METHODS = {f'/v1{path.replace("{petId}", "1")}': {method.upper() for method in methods
+                                                  if method != 'parameters'}
+           for path, methods in DOCUMENT['paths'].items()}
+
+
+def never_met(*met: str) -> list[str]:
+    """The documented responses, ``listPets 400`` and so on, but those ``met``."""
+    return [f'{operation} {status}' for operation, statuses in DOCUMENTED.items()
+            for status in statuses if f'{operation} {status}' not in met]
+
 
 #: Tests in the slow tier whose files cannot carry the mark: the README shows them word for word.
 SLOW_README_EXAMPLES = {
