@@ -3223,9 +3223,9 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
             if path is not None and any(is_same_file(path, other) for other in kept):
                 raise ValueError(f'{flag} {path} names the database or its log, which it would '
                                  'overwrite; give it a name of its own')
-        if (name := str(args.tls_ca_file)) != name.encode('utf-8', 'replace').decode('utf-8'):
-            raise ValueError(f'--tls-ca-file {printable(name)} is not UTF-8, '
-                             'which the ready file and the curl hint give it as; rename it')
+        if (name := str(args.tls_ca_file or '')) != name.encode('utf-8', 'replace').decode():
+            raise ValueError(f'--tls-ca-file {printable(name)} is not UTF-8, so the ready file '
+                             'and the banner cannot name it; give it a UTF-8 name')
         if None not in written.values() and is_same_file(*written.values()):
             raise ValueError('--ready-file and --tls-ca-file name one file; give each its own')
         for flag, path in written.items():
