@@ -318,6 +318,17 @@ def test_a_failed_reset_keeps_the_pets_and_their_ids(tmp_path, monkeypatch):
         assert store.add(MYSTERY)['id'] == 3
 
 
+def test_a_temporary_file_a_crashed_fold_left_read_only_is_written_over_and_gone(tmp_path):
+    path, left = tmp_path / 'pets.json', tmp_path / '.pets.json.tmp'
+    left.write_text('{"pets": {"1": {"name": "half a fo')
+    left.chmod(0o400)
+    with StubStore(path) as store:
+        store.add(REX)
+    assert not left.exists() and sorted(os.listdir(tmp_path)) == ['pets.json']
+    with StubStore(path) as reopened:
+        assert listed(reopened) == [{'id': 1, **REX}]
+
+
 def test_a_write_cut_short_is_cut_off_the_log(tmp_path, monkeypatch):
     """A disk with room for part of a line: the line is cut off, and the next write follows a whole one."""
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
