@@ -29,7 +29,8 @@ DOCUMENTED = {operation['operationId']: [status for status in operation['respons
               if isinstance(operation, dict) and 'responses' in operation}
 #: Each path of the API as a client asks for it (a pet's id 1), with the methods it takes.
 METHODS = {f'/v1{path.replace("{petId}", "1")}': {method.upper() for method in methods
-                                                  if method != 'parameters'}
+                                                  if method in ('get', 'put', 'post', 'delete',
+                                                                'patch', 'head', 'options')}
            for path, methods in DOCUMENT['paths'].items()}
 
 
