@@ -21,7 +21,7 @@ PREFLIGHT = {'Origin': 'https://demo.example', 'Access-Control-Request-Method': 
              'Access-Control-Request-Headers': 'authorization, content-type'}
 
 #: The document the stub serves: tests take its operations and responses from it, not a count.
-DOCUMENT = json.loads((Path(stub.__file__).parent / 'data' / 'openapi.json').read_text())
+DOCUMENT = stub.openapi_template('openapi.json')
 #: Each operation's documented statuses, in the document's order, as coverage counts them.
 DOCUMENTED = {operation['operationId']: [status for status in operation['responses']
                                          if status != 'default']
@@ -32,12 +32,15 @@ METHODS = {f'/v1{path.replace("{petId}", "1")}': {method.upper() for method in m
                                                   if method in ('get', 'put', 'post', 'delete',
                                                                 'patch', 'head', 'options')}
            for path, methods in DOCUMENT['paths'].items()}
+#: A method each path does not take, with the path: a 405.
+NOT_ALLOWED = [(method, path) for path, methods in METHODS.items()
+               for method in ('DELETE', 'PUT', 'PATCH', 'POST') if method not in methods]
 
 
-def never_met(*met: str) -> list[str]:
-    """The documented responses, ``listPets 400`` and so on, but those ``met``."""
-    return [f'{operation} {status}' for operation, statuses in DOCUMENTED.items()
-            for status in statuses if f'{operation} {status}' not in met]
+def never_met(*met: str) -> dict[str, list[str]]:
+    """Each operation's documented statuses but those ``met`` (``'listPets 200'``)."""
+    return {operation: [status for status in statuses if f'{operation} {status}' not in met]
+            for operation, statuses in DOCUMENTED.items()}
 
 
 #: Tests in the slow tier whose files cannot carry the mark: the README shows them word for word.

@@ -7,7 +7,7 @@ import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import AUTH, METHODS, make_client
+from conftest import AUTH, METHODS, NOT_ALLOWED, make_client
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 
@@ -228,9 +228,7 @@ def test_unknown_path_is_a_json_404(client, path):
     assert '<' not in response.text
 
 
-@pytest.mark.parametrize('method, path', [(method, path) for path, methods in METHODS.items()
-                                          for method in ('DELETE', 'PUT', 'POST')
-                                          if method not in methods])
+@pytest.mark.parametrize('method, path', NOT_ALLOWED)
 def test_wrong_method_is_a_json_405_with_allow(client, method, path):
     response = client.request(path, method=method, status='*')
     assert_error(response, 405, 'method_not_allowed')
