@@ -93,9 +93,10 @@ import tempfile
 import threading
 import time
 import traceback
+import types
 import urllib.parse
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import bottle
 import waitress
@@ -502,13 +503,61 @@ def mount_point() -> str:
 
 
 # -- The store the operations use ----------------------------------------------
+# The store knows no operations. Like TinyDB, it keeps documents by id in named tables, and it
+# makes three kinds of change: put documents at their ids, remove some, or write a table anew.
+# PetStore says each thing a pet store does as one such change.
+
+PETS_TABLE = 'pets'
+
+
+class Change(NamedTuple):
+    """One change to one table: ``put`` the documents at their ids, ``remove`` the ids (each
+    mapped to None), or ``write`` the table anew, holding only the documents."""
+    kind: str
+    table: str
+    documents: dict[int, dict | None]
+
+
+class Tables:
+    """Documents by id in named tables, and each table's last id: the largest it has held since it
+    was last written anew. New ids go after it, so no id is given twice, even once removed."""
+
+    def __init__(self, tables: Mapping[str, dict[int, dict]] = {},
+                 last_ids: Mapping[str, int] = {}) -> None:
+        self.tables = {PETS_TABLE: {}, **{name: dict(table) for name, table in tables.items()}}
+        self.last_ids = {name: max(last_ids.get(name, 0), *table, 0)
+                         for name, table in self.tables.items()}
+
+    def apply(self, change: Change) -> None:
+        table = self.tables.setdefault(change.table, {})
+        if change.kind == 'write':
+            table.clear()  # in place: a store's readers hold the table
+            self.last_ids[change.table] = 0
+        if change.kind == 'remove':
+            for doc_id in change.documents:
+                table.pop(doc_id, None)
+        else:
+            table.update(change.documents)
+            self.last_ids[change.table] = max(self.last_ids.get(change.table, 0),
+                                              *change.documents, 0)
+
 
 class PetStore:
-    """The pets, by id, behind one lock: a dict in memory. The operations need no more."""
+    """What a pet store does, as changes to ``Tables`` in memory, made one at a time. The pets
+    keep the order of their ids, which only grow; reads take the same lock."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pets: dict[int, dict] = {}  #: pet id -> document, in id order
+        self._tables = Tables()
+        self._pets = self._tables.tables[PETS_TABLE]  #: pet id -> document, in id order
+
+    def change(self, transaction: Callable[[Tables], Change]) -> Change:
+        """Make the change ``transaction`` returns, given the tables as the change finds them; if
+        it raises, nothing is changed. Here, in memory; in Part 2's StubStore, on disk first."""
+        with self._lock:
+            change = transaction(self._tables)
+            self._tables.apply(change)
+        return change
 
     def add(self, new_pet: Mapping[str, Any]) -> dict:
         """Store a validated NewPet; return the Pet, with its new id."""
@@ -516,12 +565,17 @@ class PetStore:
 
     def add_many(self, new_pets: Sequence[Mapping[str, Any]], *,
                  into_empty: bool = False) -> list[dict]:
-        """Store validated NewPets together, with consecutive ids; if ``into_empty``, only into an
-        empty store, else 409 (give_ids())."""
-        with self._lock:
-            pets = give_ids(new_pets, last_id(self._pets), into_empty)
-            self._pets.update(pets)
-        return [{'id': pet_id, **pet} for pet_id, pet in pets.items()]
+        """Store validated NewPets together, with consecutive ids; if ``into_empty``, only into a
+        store that holds no pets, else 409."""
+        def put(tables: Tables) -> Change:
+            pets = tables.tables[PETS_TABLE]
+            if into_empty and pets:
+                raise ApiError(409, 'store_not_empty', 'the store already holds '
+                               f'{pets_phrase(len(pets))}; fixtures go into an empty store only: '
+                               'reset it first')
+            return Change('put', PETS_TABLE, give_ids(new_pets, tables.last_ids[PETS_TABLE]))
+        change = self.change(put)
+        return [{'id': pet_id, **pet} for pet_id, pet in change.documents.items()]
 
     def list_json(self, limit: int, status: str | None = None) -> str:
         """The first ``limit`` pets by id, of ``status`` if given: the JSON array listPets sends."""
@@ -547,8 +601,7 @@ class PetStore:
 
     def reset(self) -> None:
         """Remove every pet; ids start again at 1."""
-        with self._lock:
-            self._pets.clear()
+        self.change(lambda tables: Change('write', PETS_TABLE, {}))
 
     def close(self) -> None:
         """Release what the store holds (nothing, in memory)."""
@@ -560,23 +613,8 @@ class PetStore:
         self.close()
 
 
-def last_id(pets: Mapping[int, Any]) -> int:
-    """The last id a store gave, 0 if none: the largest id of its pets, which are in id order.
-
-    That holds because nothing is ever removed. A store that removed pets would have to keep the
-    last id it gave apart from them, a high-water mark (saved with the file, in the durable store),
-    or it would give a removed pet's id again; and a log replayed over a file that holds it would
-    have to skip the inserts of pets removed since."""
-    return next(reversed(pets), 0)
-
-
-def give_ids(new_pets: Sequence[Mapping[str, Any]], last: int,
-             into_empty: bool = False) -> dict[int, dict]:
-    """The id rule, for every store: new pets take the ids after ``last``, one each, in order;
-    if ``into_empty``, only into an empty store, one whose last id is 0, else 409."""
-    if into_empty and last:  # ids start at 1 and none is removed: the store holds ``last`` pets
-        raise ApiError(409, 'store_not_empty', f'the store already holds {pets_phrase(last)}; '
-                       'fixtures go into an empty store only: reset it first')
+def give_ids(new_pets: Sequence[Mapping[str, Any]], last: int) -> dict[int, dict]:
+    """The id rule: new pets take the ids after ``last``, the table's last id, one each."""
     if last + len(new_pets) > INT64_MAX:
         raise ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is taken; '
                                              'the store can take no more pets')
@@ -592,15 +630,17 @@ def pets_phrase(count: int) -> str:
 # =============================================================================
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
-# On disk: a TinyDB file and ``<file>.log``: one JSON line (a Change) per change since the last
-# fold, an insert of pets by id or a write replacing each table it names: ``{"insert": {"pets":
-# {"14": {"name": "Rex", "categoryId": 1}}}}``, ``{"write": {"pets": {}}}``. A change is visible
-# only once its line is on disk. A fold replaces the file crash-safely, then empties the log:
-# replayed over a file holding it, a log changes nothing. One stub per database: the file is locked
-# through any name (a hard link too), the log at its path; a file put over the database is not read.
+# On disk: a TinyDB file and ``<file>.log``, one JSON line per Change since the last fold:
+# ``{"put": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}``, ``{"remove": {"pets": {"14":
+# null}}}``, ``{"write": {"pets": {}}}``. A change is visible only once its line is on disk. A fold
+# writes the tables, and their last ids, over the file crash-safely, then empties the log: each
+# line sets what it names, so a log replayed over a file that holds it changes nothing. One stub
+# per database: the file is locked through any name (a hard link too), the log at its path; a file
+# put over the database is not read.
 
-PETS_TABLE = 'pets'
 O_DSYNC = getattr(os, 'O_DSYNC', 0)  #: (Linux, macOS) one system call puts a log line on disk
+FORMAT = 2  #: the file's format; 2 keeps the last ids in a table of its own, 1 had none
+META_TABLE = '_petstore'  #: {"1": {"format": 2, "last_ids": {"pets": 14}}}
 
 
 class DatabaseError(Exception):
@@ -621,7 +661,7 @@ class LockedJSONStorage(Storage):
     def is_in_place(self) -> bool:
         return is_at(self._descriptor, self.path)
 
-    def read(self) -> dict[str, dict[str, dict]] | None:
+    def read(self) -> dict[str, dict[str, Any]] | None:
         try:
             text = self.path.read_bytes().decode('utf-8')
             if not text.strip():
@@ -629,8 +669,9 @@ class LockedJSONStorage(Storage):
             tables = loads_strict(text, object_pairs_hook=reject_duplicate_keys)
         except (OSError, ValueError) as error:
             raise DatabaseError(f'{self.name}: not a readable JSON file ({error})') from None
-        return check_tables(self.name, tables)
-
+        if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+            raise DatabaseError(f'{self.name}: not a TinyDB file (expected an object of tables)')
+        return tables
     def write(self, data: dict[str, dict]) -> None:
         temporary = self.path.with_name(f'.{self.path.name}.tmp')
         mode = stat.S_IMODE(os.fstat(self._descriptor).st_mode)
@@ -708,94 +749,82 @@ def append_durably(descriptor: int, data: bytes) -> None:
         os.fsync(descriptor)
 
 
-def check_tables(name: Path, tables: Any) -> dict[str, dict[str, dict]]:
-    if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
-        raise DatabaseError(f'{name}: not a TinyDB file (expected an object of tables)')
-    pets = tables.setdefault(PETS_TABLE, {})
-    for doc_id, document in pets.items():
+def stored_tables(name: Path, tables: dict[str, dict[str, Any]]) -> Tables:
+    """The tables a file holds, refused if the file is of a format this stub cannot read."""
+    meta = tables.pop(META_TABLE, {}).get('1')
+    meta = meta if isinstance(meta, dict) else {}
+    version, last_ids = meta.get('format', 1), meta.get('last_ids', {})
+    if not is_whole(version, 1) or version > FORMAT:
+        raise DatabaseError(f'{name}: file format {brief(version)}; petstore-stub {__version__} '
+                            f'reads formats 1 to {FORMAT}: upgrade it, or choose another --db')
+    if not (isinstance(last_ids, dict) and all(is_whole(n) and n <= INT64_MAX
+                                               for n in last_ids.values())):
+        raise DatabaseError(f'{name}: its last ids, in {META_TABLE}, are not whole int64s')
+    try:
+        stored = Tables({table: doc_ids(table, docs) for table, docs in tables.items()}, last_ids)
+    except ValueError as error:
+        raise DatabaseError(f'{name}: {error}') from None
+    return check_pets(name, stored)
+
+
+def doc_ids(table: str, documents: dict[str, Any]) -> dict[int, Any]:
+    for doc_id in documents:
         if not re.fullmatch(r'[1-9][0-9]{0,18}', doc_id) or int(doc_id) > INT64_MAX:
-            raise DatabaseError(f'{name}: pet id {doc_id[:40]!r} is not a positive int64')
+            raise ValueError(f'the id {doc_id[:40]!r} in {table} is not a positive int64')
+    return dict(sorted((int(doc_id), document) for doc_id, document in documents.items()))
+
+
+def check_pets(name: Path, tables: Tables) -> Tables:
+    for pet_id, document in tables.tables[PETS_TABLE].items():
         try:
             parse_new_pet(document)
         except ApiError as error:
             raise DatabaseError(
-                f'{name}: pet {doc_id} is not a valid pet ({error.message})') from None
-    tables[PETS_TABLE] = dict(sorted(pets.items(), key=lambda item: int(item[0])))
+                f'{name}: pet {pet_id} is not a valid pet ({error.message})') from None
     return tables
 
 
-def replay_log(path: Path, tables: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
+def replay_log(path: Path, tables: Tables) -> Tables:
     try:
         lines = path.read_bytes().split(b'\n')[:-1]  # a last line cut by a crash was never answered
     except OSError as error:
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
-    overwritten: dict[tuple[str, str], int] = {}
     for number, line in enumerate(lines, start=1):
         try:
-            change = Change.logged(
+            changes = logged_changes(
                 loads_strict(line.decode('utf-8'), object_pairs_hook=reject_duplicate_keys))
         except (ValueError, TypeError, AttributeError) as error:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
-        change.apply(tables, overwritten, number)
-    if overwritten:  # the stub never writes such a log
-        (name, key), number = next(iter(overwritten.items()))
-        raise DatabaseError(f'{path}: line {number} puts {name} {key[:40]} over another; '
-                            'a log edited by hand is not replayed')
-    return check_tables(path, tables)
+        for change in changes:
+            tables.apply(change)
+    return check_pets(path, tables)
 
 
-class Change:
-    """One log line, and the one place saying what each kind does, in memory or replayed."""
+def logged_changes(line: Any) -> list[Change]:
+    (kind, tables), = line.items()
+    if kind not in ('put', 'remove', 'write', 'insert'):  # format 1 named a put an insert
+        raise ValueError(f'unknown change {kind!r}')
+    if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+        raise ValueError(f'its {kind} is not an object of tables, each an object')
+    return [Change(kind.replace('insert', 'put'), table, doc_ids(table, documents))
+            for table, documents in tables.items()]
 
-    def __init__(self, kind: str, new_pets: Sequence[dict] = (), into_empty: bool = False) -> None:
-        self.kind, self.new_pets, self.into_empty = kind, new_pets, into_empty
-        self.tables: dict[str, dict] = {PETS_TABLE: {}}  #: what the line holds, once ids are given
-        self.failure: ApiError | None = None  #: why the change was not made
-        self.written = False  #: whether a writer has taken it, made or not
 
-    @classmethod
-    def logged(cls, line: Any) -> Change:
-        (kind, tables), = line.items()
-        if kind not in ('insert', 'write'):
-            raise ValueError(f'unknown change {kind!r}')
-        if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
-            raise ValueError(f'its {kind} is not an object of tables, each an object')
-        change = cls(kind)
-        change.tables = tables
-        return change
-
-    def give_ids(self, last: int) -> int:
-        if self.kind == 'write':
-            return 0
-        self.tables = {PETS_TABLE: give_ids(self.new_pets, last, self.into_empty)}
-        return last + len(self.new_pets)
-
-    def line(self) -> bytes:
-        return (json.dumps({self.kind: self.tables}, ensure_ascii=False) + '\n').encode()
-
-    def apply(self, tables: dict[str, dict], overwritten: dict | None = None,
-              line: int = 0) -> None:
-        """A replay also notes in ``overwritten`` each document put over another, by ``line``."""
-        for name, documents in self.tables.items():
-            table = tables.setdefault(name, {})
-            if self.kind == 'write':
-                table.clear()  # in place: the store holds the pets' dict
-                if overwritten is not None:
-                    overwritten.clear()
-            elif overwritten is not None:
-                overwritten.update(((name, key), line) for key, document in documents.items()
-                                   if table.get(key, document) != document)
-            table.update(documents)
+def change_line(change: Change) -> bytes:
+    return (json.dumps({change.kind: {change.table: change.documents}}, ensure_ascii=False)
+            + '\n').encode()
 
 
 class DurableTable:
-    """Pets in a TinyDB file and its log, under the store's ``lock``, changed by group commit."""
+    """Tables in a TinyDB file and its log, under the store's ``lock``, changed by group commit:
+    one writer at a time takes every change queued, gives each the tables the ones before it
+    left, and writes their lines with one system call."""
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
                  checkpoint_lines: int = 1000) -> None:
-        self._lock = lock  #: the store's: guards pets and the queued changes
+        self._lock = lock  #: the store's: guards the readers' tables and the queued changes
         self._checkpoint_lines = checkpoint_lines
-        self._batch: list[Change] = []  #: the changes queued and not yet taken by a writer
+        self._batch: list[types.SimpleNamespace] = []  #: the changes queued, not yet taken
         self._writer = threading.Lock()  #: held by the thread that writes
         self._written = threading.Condition()  #: notified as each write ends
         self._log_lines = self._log_size = 0
@@ -804,9 +833,10 @@ class DurableTable:
         self.log_path = self._storage.path.with_name(f'{self._storage.path.name}.log')
         self._log = -1
         try:
+            stored = stored_tables(self._storage.name, self._storage.read() or {})  # opens nothing
             self._log = open_locked(self.log_path, self.log_path,
                                     os.O_WRONLY | os.O_APPEND | O_DSYNC)
-            self._open()
+            self._open(stored)
         except BaseException:  # close both files, and remove what this open made and left empty
             if self._log >= 0:
                 if not os.fstat(self._log).st_size:
@@ -817,33 +847,32 @@ class DurableTable:
             self._storage.close()
             raise
 
-    def _open(self) -> None:
+    def _open(self, stored: Tables) -> None:
         name, logged = self._storage.name, os.fstat(self._log).st_size
         if logged and not self._storage.size():
             raise DatabaseError(f'{self.log_path}: the log holds changes but the database {name} '
                                 'is empty or missing, so pets were lost; restore the database, '
                                 'or remove the log to start with what is left')
-        tables = self._storage.read() or {PETS_TABLE: {}}
-        if logged:
-            tables = replay_log(self.log_path, tables)
-        self.pets = {int(pet_id): pet for pet_id, pet in tables.pop(PETS_TABLE).items()}
-        self._tables = tables  #: the file's other tables, kept as they are
-        self._file_pets = len(self.pets)
+        self._next = replay_log(self.log_path, stored) if logged else stored  #: the writer's
+        self.tables = Tables(self._next.tables, self._next.last_ids)  #: the readers': on disk
+        self._file_documents = sum(map(len, stored.tables.values()))
         if logged or not self._storage.size():  # an empty file with a log shows a loss: write it
             try:
-                self._checkpoint([])
+                self._checkpoint()
             except OSError as error:
                 raise DatabaseError(f'{name}: cannot fold the log into the database '
                                     f'({error.strerror}); nothing was changed') from None
 
-    def make(self, change: Change) -> Change:
-        """Return once ``change`` is on disk and applied; raise an ApiError if it was not made."""
+    def make(self, transaction: Callable[[Tables], Change]) -> Change:
+        """Return the change once it is on disk and applied; raise what kept it from being made."""
+        commit = types.SimpleNamespace(transaction=transaction, change=None, failure=None,
+                                       written=False)
         with self._lock:
-            self._batch.append(change)
-        while not change.written:
+            self._batch.append(commit)
+        while not commit.written:
             if self._writer.acquire(blocking=False):
                 try:
-                    if not change.written:  # else a write that has just ended took it
+                    if not commit.written:  # else a write that has just ended took it
                         self._write_next_batch()
                 finally:
                     self._writer.release()
@@ -851,44 +880,45 @@ class DurableTable:
                         self._written.notify_all()
             else:  # waiters sleep on a condition: queued on the lock, they would wake one by one
                 with self._written:
-                    self._written.wait_for(lambda: change.written or not self._writer.locked())
-        if change.failure is not None:
-            raise change.failure
-        return change
+                    self._written.wait_for(lambda: commit.written or not self._writer.locked())
+        if commit.failure is not None:
+            raise commit.failure
+        return commit.change
 
     def _write_next_batch(self) -> None:
         with self._lock:
             batch, self._batch = self._batch, []
-        last = last_id(self.pets)  # the writer alone changes pets
-        for change in batch:
+        made = []
+        for commit in batch:  # the writer alone changes the tables
             try:
-                last = change.give_ids(last)
-            except ApiError as error:
-                change.failure = error
-        made = [change for change in batch if change.failure is None]
+                commit.change = commit.transaction(self._next)
+                self._next.apply(commit.change)
+                made.append(commit)
+            except Exception as error:  # refused (an ApiError), or a bug: this request's alone
+                commit.failure = error
         try:
-            if self._log_lines >= max(self._checkpoint_lines, self._file_pets):  # amortized O(1)
-                self._checkpoint(made)
+            if self._log_lines >= max(self._checkpoint_lines, self._file_documents):  # amortized
+                self._checkpoint()
             else:
-                self._append(made)
-        except OSError as error:
-            for change in made:
-                change.failure = ApiError(500, 'storage_error', f'could not write {self.log_path}: '
-                                          f'{error.strerror}; nothing was changed')
-        except BaseException:  # a bug: the writer's request gets its traceback, the others a 500
-            for change in made:
-                change.failure = stub_failed()
-            raise
+                self._append([commit.change for commit in made])
+        except BaseException as error:  # none of the batch is made: a 500, or a bug's traceback
+            self._next = Tables(self.tables.tables, self.tables.last_ids)
+            for commit in made:
+                commit.failure = stub_failed() if not isinstance(error, OSError) else ApiError(
+                    500, 'storage_error', f'could not write {self.log_path}: {error.strerror}; '
+                    'nothing was changed')
+            if not isinstance(error, OSError):
+                raise
         else:
             with self._lock:
-                for change in made:
-                    change.apply({PETS_TABLE: self.pets})
+                for commit in made:
+                    self.tables.apply(commit.change)
         finally:
-            for change in batch:  # none waits for ever
-                change.written = True
+            for commit in batch:  # none waits for ever
+                commit.written = True
 
     def _append(self, changes: list[Change]) -> None:
-        data = b''.join(change.line() for change in changes)
+        data = b''.join(map(change_line, changes))
         if os.fstat(self._log).st_size != self._log_size:
             os.ftruncate(self._log, self._log_size)  # a failed write left part of a line
         try:
@@ -900,13 +930,11 @@ class DurableTable:
         self._log_lines += len(changes)
         self._log_size += len(data)
 
-    def _checkpoint(self, changes: list[Change]) -> None:
-        with self._lock:  # a pet never changes once stored: copying the dict is enough
-            tables = {**self._tables, PETS_TABLE: dict(self.pets)}
-        for change in changes:
-            change.apply(tables)
-        self._storage.write(tables)
-        self._file_pets = len(tables[PETS_TABLE])
+    def _checkpoint(self) -> None:
+        tables = self._next  # the writer's: no lock needed
+        self._storage.write({**tables.tables, META_TABLE: {
+            '1': {'format': FORMAT, 'last_ids': tables.last_ids}}})
+        self._file_documents = sum(map(len, tables.tables.values()))
         with contextlib.suppress(OSError):  # a log left as it was replays harmlessly
             os.ftruncate(self._log, 0)
             self._log_lines = self._log_size = 0
@@ -918,7 +946,7 @@ class DurableTable:
             if self._log < 0:
                 return
             try:
-                self._checkpoint([])
+                self._checkpoint()
                 if is_at(self._log, self.log_path):  # else moved or removed by hand: left as it is
                     self.log_path.unlink()  # while still locked: no other stub is using it
             except OSError as error:
@@ -941,21 +969,15 @@ class StubStore(PetStore):
         self.path, self._table = None if path is None else Path(path), None
         if path is not None:
             self._table = DurableTable(path, self._lock, checkpoint_lines=checkpoint_lines)
-            self._pets = self._table.pets  # the table changes them, under the store's lock
+            self._tables = self._table.tables  # the table changes them, under the store's lock
+            self._pets = self._tables.tables[PETS_TABLE]
         self._rendered: dict[int, tuple[dict, str]] = {}  #: pet id -> (document, its Pet JSON)
         self._rendered_pets = rendered_pets
 
-    def add_many(self, new_pets: Sequence[Mapping[str, Any]], *,
-                 into_empty: bool = False) -> list[dict]:
+    def change(self, transaction: Callable[[Tables], Change]) -> Change:
         if self._table is None:
-            return super().add_many(new_pets, into_empty=into_empty)
-        change = self._table.make(Change('insert', new_pets, into_empty))
-        return [{'id': pet_id, **pet} for pet_id, pet in change.tables[PETS_TABLE].items()]
-
-    def reset(self) -> None:
-        if self._table is None:
-            return super().reset()
-        self._table.make(Change('write'))
+            return super().change(transaction)
+        return self._table.make(transaction)
 
     def pet_json(self, pet_id: int, document: dict) -> str:
         rendered = self._rendered.get(pet_id)

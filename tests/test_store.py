@@ -81,7 +81,8 @@ def crash_copy(folder, into):
 def test_a_missing_file_is_created_empty(tmp_path):
     path = tmp_path / 'new.json'
     with StubStore(path):
-        assert json.loads(path.read_text()) == {'pets': {}}
+        assert json.loads(path.read_text()) == {
+            'pets': {}, '_petstore': {'1': {'format': 2, 'last_ids': {'pets': 0}}}}
 
 
 def test_every_add_is_on_disk_when_it_returns(tmp_path):
@@ -102,7 +103,7 @@ def test_an_add_appends_one_line_to_a_synchronous_log_and_leaves_the_file_alone(
         file_before = path.read_bytes()
         store.add(REX)
         assert path.read_bytes() == file_before
-        assert log.read_text() == json.dumps({'insert': {'pets': {'1': REX}}}) + '\n'
+        assert log.read_text() == json.dumps({'put': {'pets': {'1': REX}}}) + '\n'
         assert open_flags(log) & os.O_DSYNC == os.O_DSYNC
 
 
@@ -359,6 +360,110 @@ def test_ids_continue_after_a_restart(tmp_path):
         assert reopened.add(REX)['id'] == 3
 
 
+
+def remove(store, pet_id):
+    """A change the API does not make (it removes no pet), made as a DELETE would make it."""
+    store.change(lambda tables: stub.Change('remove', 'pets', {pet_id: None}))
+
+
+def test_a_removed_pet_s_id_is_never_given_again(store):
+    store.add_many([REX, MYSTERY])
+    remove(store, 2)
+    assert store.add(REX)['id'] == 3
+    assert [pet['id'] for pet in listed(store)] == [1, 3]
+
+
+def test_the_last_id_given_survives_a_crash_and_a_restart_with_its_pet_removed(tmp_path):
+    path = tmp_path / 'pets.json'
+    with StubStore(path) as store:
+        store.add_many([REX, MYSTERY, REX])
+        remove(store, 3)
+        remove(store, 1)
+        with StubStore(crash_copy(tmp_path, tmp_path / 'crash')) as after_crash:  # from the log
+            assert listed(after_crash) == [{'id': 2, **MYSTERY}]
+            assert after_crash.add(REX)['id'] == 4
+        remove(store, 2)
+    with StubStore(path) as reopened:  # from the file: no pet holds the last id
+        assert (len(reopened), reopened.add(REX)['id']) == (0, 4)
+
+
+def test_a_log_of_removes_replayed_over_a_file_that_holds_it_changes_nothing(tmp_path):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    with StubStore(path) as store:
+        store.add_many([REX, MYSTERY])
+        remove(store, 1)
+        store.add(REX)
+        remove(store, 3)
+        old_log = log.read_bytes()
+    log.write_bytes(old_log)  # as if a crash came between writing the file and emptying the log
+    with StubStore(path) as reopened:
+        assert listed(reopened) == [{'id': 2, **MYSTERY}]
+        assert reopened.add(REX)['id'] == 4
+
+
+def test_fixtures_go_into_a_store_whose_pets_were_all_removed(store):
+    store.add(REX)
+    remove(store, 1)
+    pets = stub.load_fixtures(store, stub.read_fixtures())
+    assert [pet['id'] for pet in pets] == list(range(2, len(pets) + 2))
+
+
+def test_a_change_that_fails_changes_nothing_and_the_others_of_its_write_are_made(
+        tmp_path, monkeypatch):
+    real_append = stub.append_durably
+    first_write_started, more_adds_waiting = threading.Event(), threading.Event()
+    outcomes = []
+
+    def slow_disk(descriptor, data):
+        first_write_started.set()
+        more_adds_waiting.wait(timeout=10)
+        real_append(descriptor, data)
+
+    def bug(tables):
+        raise KeyError('a bug')
+
+    def run(task):
+        try:
+            outcomes.append(task())
+        except KeyError as error:
+            outcomes.append(str(error))
+
+    with StubStore(tmp_path / 'pets.json') as store:
+        store.add(REX)
+        monkeypatch.setattr(stub, 'append_durably', slow_disk)
+        tasks = [lambda: store.add(REX)['id'], lambda: store.change(bug),
+                 lambda: store.add(MYSTERY)['id']]
+        threads = [threading.Thread(target=run, args=(task,)) for task in tasks]
+        queue_behind_the_first_write(store, threads, first_write_started, more_adds_waiting)
+        assert sorted(map(str, outcomes)) == ["'a bug'", '2', '3']
+        assert [pet['id'] for pet in listed(store)] == [1, 2, 3]
+
+
+def test_a_file_of_format_1_and_its_log_open_and_are_written_in_format_2(tmp_path):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    path.write_text(json.dumps({'pets': {'1': REX, '2': MYSTERY}}))
+    log.write_text(json.dumps({'insert': {'pets': {'3': REX}}}) + '\n')
+    with StubStore(path) as store:
+        assert [pet['id'] for pet in listed(store)] == [1, 2, 3]
+        assert store.add(REX)['id'] == 4
+    assert json.loads(path.read_text())['_petstore'] == {
+        '1': {'format': 2, 'last_ids': {'pets': 4}}}
+
+
+@pytest.mark.parametrize('version', [3, 'two', 0])
+def test_a_file_of_a_format_it_cannot_read_is_refused_in_one_line_before_anything_is_opened(
+        tmp_path, version):
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    content = json.dumps({'pets': {'1': REX}, '_petstore': {'1': {'format': version}}})
+    path.write_text(content)
+    refused = subprocess.run([sys.executable, str(MODULE), '--db', str(path), '--port', '0'],
+                             capture_output=True, text=True, timeout=30)
+    assert (refused.returncode, refused.stderr.count('\n')) == (1, 1), refused.stderr
+    assert f'{path}: file format {version!r}; petstore-stub {stub.__version__} reads formats 1 to 2' in (
+        refused.stderr)
+    assert (path.read_text(), log.exists()) == (content, False)
+
+
 def test_the_file_is_read_once_at_start(tmp_path):
     path = tmp_path / 'pets.json'
     with StubStore(path) as store:
@@ -384,7 +489,8 @@ def test_a_tinydb_file_with_other_tables_keeps_them(tmp_path):
     with StubStore(path) as store:
         assert store.add(MYSTERY)['id'] == 8
         store.reset()
-    assert json.loads(path.read_text()) == {'_default': {'1': {'x': 1}}, 'pets': {}}
+    assert json.loads(path.read_text()) == {'_default': {'1': {'x': 1}}, 'pets': {}, '_petstore': {
+        '1': {'format': 2, 'last_ids': {'pets': 0, '_default': 1}}}}
 
 
 def test_an_empty_file_is_an_empty_store(tmp_path):
@@ -401,9 +507,12 @@ def test_an_empty_file_is_an_empty_store(tmp_path):
                  id='NaN'),
     pytest.param(b'[1, 2, 3]', 'not a TinyDB file', id='an array'),
     pytest.param(b'{"pets": [1, 2]}', 'not a TinyDB file', id='table is not an object'),
-    pytest.param(b'{"pets": {"one": {"name": "a", "categoryId": 1}}}', "pet id 'one'",
+    pytest.param(b'{"pets": {"one": {"name": "a", "categoryId": 1}}}', "the id 'one' in pets",
                  id='id not a number'),
-    pytest.param(b'{"pets": {"0": {"name": "a", "categoryId": 1}}}', "pet id '0'", id='id zero'),
+    pytest.param(b'{"pets": {"0": {"name": "a", "categoryId": 1}}}', "the id '0' in pets",
+                 id='id zero'),
+    pytest.param(b'{"pets": {}, "_petstore": {"1": {"format": 2, "last_ids": {"pets": -1}}}}',
+                 'its last ids, in _petstore, are not whole int64s', id='a last id below 0'),
     pytest.param(b'{"pets": {"1": {"name": "a"}}}', 'pet 1 is not a valid pet', id='not a pet'),
     pytest.param(b'{"pets": {"1": ["a", 1]}}', 'pet 1 is not a valid pet (a NewPet is a JSON object',
                  id='pet not an object'),
@@ -435,10 +544,8 @@ def test_a_bad_file_is_refused_and_left_untouched(tmp_path, content, problem):
                  "the key '2' appears twice", id='a pet id twice'),
     pytest.param(b'{"insert": {"pets": {"1": {"name": ""}}}}\n', 'pet 1 is not a valid pet',
                  id='not a pet'),
-    pytest.param(b'{"insert": {"pets": {"1": {"name": "a", "categoryId": 1}}}}\n'
-                 b'{"insert": {"pets": {"1": {"name": "b", "categoryId": 1}}}}\n',
-                 'line 2 puts pets 1 over another; a log edited by hand is not replayed',
-                 id='an insert over another pet'),
+    pytest.param(b'{"remove": {"pets": {"x": null}}}\n',
+                 "line 1 is not a logged change (the id 'x' in pets is not", id='remove of no id'),
 ])
 def test_a_damaged_log_is_refused_and_both_files_left_untouched(tmp_path, log, problem):
     path, log_path = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
@@ -535,7 +642,7 @@ def test_ids_stay_within_int64_and_a_create_past_it_is_refused(tmp_path):
         assert (caught.value.status_code, caught.value.code) == (507, 'ids_exhausted')
         assert len(store) == 1
         assert fetched(store, stub.INT64_MAX) == {'id': stub.INT64_MAX, **REX}
-    assert json.loads(path.read_text()) == {'pets': {str(stub.INT64_MAX): REX}}
+    assert json.loads(path.read_text())['pets'] == {str(stub.INT64_MAX): REX}
 
 
 def test_a_pet_id_past_int64_in_the_file_is_refused(tmp_path):
