@@ -110,10 +110,10 @@ def test_stop_is_prompt_and_closes_the_port():
 def test_an_error_inside_the_server_reaches_the_caller(monkeypatch):
     with pytest.raises(stub.ServerError, match='ZeroDivisionError') as caught:
         with stub.serve() as server:
-            monkeypatch.setattr(server.app.store, 'list_json', lambda *a, **k: 1 / 0 or [])
+            monkeypatch.setattr(stub, 'parse_limit', lambda *a, **k: 1 / 0 or [])
             status, error = call_once(server.url, 'GET', '/v1/pets')
             assert (status, error['code']) == (500, 'internal_error')
-            monkeypatch.setattr(server.app.store, 'list_json', _raise_runtime_error)
+            monkeypatch.setattr(stub, 'parse_limit', _raise_runtime_error)
             call_once(server.url, 'GET', '/v1/pets')
     assert isinstance(caught.value.__cause__, ZeroDivisionError)
     assert '1 more' in str(caught.value)
@@ -148,7 +148,7 @@ def test_a_failure_in_what_is_noted_of_a_request_is_kept_for_check_and_the_answe
 
 def test_check_raises_once_and_then_is_clear(monkeypatch):
     with stub.serve() as server:
-        monkeypatch.setattr(server.app.store, 'list_json', _raise_runtime_error)
+        monkeypatch.setattr(stub, 'parse_limit', _raise_runtime_error)
         call_once(server.url, 'GET', '/v1/pets')
         with pytest.raises(stub.ServerError, match='a bug in the stub'):
             server.check()
@@ -170,7 +170,7 @@ def test_check_reports_a_queued_fault_not_used_up_but_never_chaos():
 def test_failures_kept_for_check_are_bounded_and_hold_no_frames(monkeypatch):
     import webtest
     app = stub.create_stub()
-    monkeypatch.setattr(app.store, 'list_json', lambda *args, **options: 1 / 0)
+    monkeypatch.setattr(stub, 'parse_limit', lambda *args, **options: 1 / 0)
     client = webtest.TestApp(app)
     for _ in range(150):
         client.get('/v1/pets', headers=AUTH, status=500, expect_errors=True)

@@ -97,9 +97,10 @@ def test_a_conftest_can_override_the_key(pytester):
 def test_a_failure_inside_the_server_fails_the_test(pytester):
     pytester.makepyfile(test_broken='''
 import urllib.error, urllib.request
+import petstore_stub as stub
 
 def test_a_bug_in_the_stub(petstore_server, monkeypatch):
-    monkeypatch.setattr(petstore_server.app.store, 'list_json', lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(stub, 'parse_limit', lambda *a, **k: 1 / 0)
     request = urllib.request.Request(petstore_server.url + '/pets', headers=petstore_server.headers)
     try:
         urllib.request.urlopen(request, timeout=5)

@@ -239,7 +239,7 @@ def test_a_crash_is_a_json_500_without_a_traceback(client, app, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError('secret internals')
 
-    monkeypatch.setattr(app.store, 'list_json', broken)
+    monkeypatch.setattr(stub, 'parse_limit', broken)
     app.catchall = True
     response = client.get('/v1/pets', status='*', expect_errors=True)
     assert_error(response, 500, 'internal_error')

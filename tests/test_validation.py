@@ -72,7 +72,8 @@ def test_parse_list_query_refuses_a_repeated_parameter():
 
 
 def test_parse_list_query_gives_defaults():
-    assert stub.parse_list_query({}) == {'limit': 20, 'status': None}
+    query = stub.parse_list_query({})
+    assert (query['limit'], query['status']) == (20, None)
 
 
 # -- petId -------------------------------------------------------------------
