@@ -1,0 +1,87 @@
+"""The exercises in tests/exercises: skipped by the suite, failing with a student's words until
+solved, and each reference solution a change to Part 1 alone that turns its exercise green."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MODULE, NOT_ALLOWED
+
+ROOT = MODULE.parent
+SOLUTIONS = ROOT / 'tests' / 'exercises' / 'solutions'
+EXERCISES = ['delete', 'put', 'cursor']  #: in the order a student takes them, and their patches apply
+PART_2 = '# Part 2: the machinery.'
+#: What a solution may change: Part 1 of the module, the document, the exercises' own files.
+MAY_CHANGE = ('petstore_stub.py', 'data/openapi.json', 'tests/exercises/')
+
+
+def project_copy(into: Path) -> Path:
+    """The project as its source distribution holds it, in a new folder."""
+    into.mkdir()
+    for name in ('petstore_stub.py', 'data', 'tests', '.ci', 'README.md', 'LICENSE',
+                 'pyproject.toml'):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
+        copy(ROOT / name, into / name)
+    return into
+
+
+def pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """pytest run in ``folder``, on its copy of the module."""
+    return subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', *args],
+                          cwd=folder, env={'PYTHONPATH': str(folder), 'PATH': '/usr/bin:/bin'},
+                          capture_output=True, text=True, timeout=300)
+
+
+def changed_files(patch: str) -> list[str]:
+    return [line.split(' b/', 1)[1] for line in patch.splitlines() if line.startswith('diff --git')]
+
+
+def test_every_exercise_has_a_solution():
+    assert sorted(path.stem for path in SOLUTIONS.glob('*.patch')) == sorted(EXERCISES)
+    assert sorted(path.stem.removeprefix('test_')
+                  for path in SOLUTIONS.parent.glob('test_*.py')) == sorted(EXERCISES)
+
+
+def test_the_shipped_stub_refuses_what_the_exercises_add(client):
+    assert ('DELETE', '/v1/pets/1') in NOT_ALLOWED and ('PUT', '/v1/pets/1') in NOT_ALLOWED
+    assert client.delete('/v1/pets/1', status=405).json['code'] == 'method_not_allowed'
+    assert client.get('/v1/pets?after=1', status=400).json['code'] == 'invalid_parameter'
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('name', EXERCISES)
+def test_a_solution_changes_part_1_alone_and_turns_its_exercise_from_red_to_green(tmp_path, name):
+    copy = project_copy(tmp_path / 'project')
+    unsolved = pytest_in(copy, 'tests/exercises', '--exercise', name)
+    assert unsolved.returncode == 1, unsolved.stdout
+    assert 'passed' not in unsolved.stdout.splitlines()[-1]  # every test fails until it is solved
+    assert 'Traceback' not in unsolved.stdout and 'def test_' not in unsolved.stdout  # words only
+
+    patch = (SOLUTIONS / f'{name}.patch').read_text()
+    assert all(path.startswith(MAY_CHANGE) for path in changed_files(patch)), changed_files(patch)
+    subprocess.run(['git', 'apply', str(SOLUTIONS / f'{name}.patch')], cwd=copy, check=True)
+    shipped, solved = (MODULE.read_text(), (copy / 'petstore_stub.py').read_text())
+    assert solved.split(PART_2)[1] == shipped.split(PART_2)[1], 'the solution changed Part 2'
+    assert solved.split(PART_2)[0] != shipped.split(PART_2)[0]
+
+    solved_run = pytest_in(copy, 'tests/exercises', '--exercise', name)
+    assert solved_run.returncode == 0, solved_run.stdout
+
+
+@pytest.mark.slow
+def test_the_fast_tier_passes_with_every_solution_applied(tmp_path):
+    copy = project_copy(tmp_path / 'project')
+    for name in EXERCISES:
+        subprocess.run(['git', 'apply', str(SOLUTIONS / f'{name}.patch')], cwd=copy, check=True)
+    run = pytest_in(copy, '-m', 'not slow', '-x', '-n', '2', '--deselect',
+                    'tests/test_exercises.py::test_the_shipped_stub_refuses_what_the_exercises_add')
+    assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_the_readme_gives_the_command_that_runs_an_exercise():
+    readme = (ROOT / 'README.md').read_text(encoding='utf-8')
+    assert '.venv/bin/python -m pytest tests/exercises --exercise delete' in readme
+    assert all(f'`{name}`' in readme for name in EXERCISES)
