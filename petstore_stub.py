@@ -552,8 +552,8 @@ class PetStore:
         self._pets = self._tables.tables[PETS_TABLE]  #: pet id -> document, in id order
 
     def change(self, transaction: Callable[[Tables], Change]) -> Change:
-        """Make the change ``transaction`` returns, given the tables as the change finds them; if
-        it raises, nothing is changed. Here, in memory; in Part 2's StubStore, on disk first."""
+        """Make the change ``transaction`` returns (it only reads the tables), or raise what it
+        raises; in memory here, and on disk first in part 2's StubStore."""
         with self._lock:
             change = transaction(self._tables)
             self._tables.apply(change)
@@ -565,15 +565,19 @@ class PetStore:
 
     def add_many(self, new_pets: Sequence[Mapping[str, Any]], *,
                  into_empty: bool = False) -> list[dict]:
-        """Store validated NewPets together, with consecutive ids; if ``into_empty``, only into a
-        store that holds no pets, else 409."""
+        """Store validated NewPets together; if ``into_empty``, only into a store that holds no
+        pets, else 409. The id rule: they take the ids after the last id the table gave."""
         def put(tables: Tables) -> Change:
-            pets = tables.tables[PETS_TABLE]
+            pets, last = tables.tables[PETS_TABLE], tables.last_ids[PETS_TABLE]
             if into_empty and pets:
                 raise ApiError(409, 'store_not_empty', 'the store already holds '
                                f'{pets_phrase(len(pets))}; fixtures go into an empty store only: '
                                'reset it first')
-            return Change('put', PETS_TABLE, give_ids(new_pets, tables.last_ids[PETS_TABLE]))
+            if last + len(new_pets) > INT64_MAX:
+                raise ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is '
+                                                     'taken; the store can take no more pets')
+            return Change('put', PETS_TABLE, {last + n: dict(pet)
+                                              for n, pet in enumerate(new_pets, start=1)})
         change = self.change(put)
         return [{'id': pet_id, **pet} for pet_id, pet in change.documents.items()]
 
@@ -611,14 +615,6 @@ class PetStore:
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
-
-
-def give_ids(new_pets: Sequence[Mapping[str, Any]], last: int) -> dict[int, dict]:
-    """The id rule: new pets take the ids after ``last``, the table's last id, one each."""
-    if last + len(new_pets) > INT64_MAX:
-        raise ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is taken; '
-                                             'the store can take no more pets')
-    return {last + n: dict(pet) for n, pet in enumerate(new_pets, start=1)}
 
 
 def pets_phrase(count: int) -> str:
@@ -751,9 +747,9 @@ def append_durably(descriptor: int, data: bytes) -> None:
 
 def stored_tables(name: Path, tables: dict[str, dict[str, Any]]) -> Tables:
     """The tables a file holds, refused if the file is of a format this stub cannot read."""
-    meta = tables.pop(META_TABLE, {}).get('1')
-    meta = meta if isinstance(meta, dict) else {}
-    version, last_ids = meta.get('format', 1), meta.get('last_ids', {})
+    meta = tables.pop(META_TABLE, {}).get('1', {})
+    version, last_ids = (meta.get('format', 1), meta.get('last_ids', {})) if isinstance(
+        meta, dict) else (meta, {})
     if not is_whole(version, 1) or version > FORMAT:
         raise DatabaseError(f'{name}: file format {brief(version)}; petstore-stub {__version__} '
                             f'reads formats 1 to {FORMAT}: upgrade it, or choose another --db')
@@ -808,11 +804,6 @@ def logged_changes(line: Any) -> list[Change]:
         raise ValueError(f'its {kind} is not an object of tables, each an object')
     return [Change(kind.replace('insert', 'put'), table, doc_ids(table, documents))
             for table, documents in tables.items()]
-
-
-def change_line(change: Change) -> bytes:
-    return (json.dumps({change.kind: {change.table: change.documents}}, ensure_ascii=False)
-            + '\n').encode()
 
 
 class DurableTable:
@@ -904,9 +895,9 @@ class DurableTable:
         except BaseException as error:  # none of the batch is made: a 500, or a bug's traceback
             self._next = Tables(self.tables.tables, self.tables.last_ids)
             for commit in made:
-                commit.failure = stub_failed() if not isinstance(error, OSError) else ApiError(
-                    500, 'storage_error', f'could not write {self.log_path}: {error.strerror}; '
-                    'nothing was changed')
+                commit.failure = ApiError(500, 'storage_error', f'could not write {self.log_path}: '
+                                          f'{error.strerror}; nothing was changed'
+                                          ) if isinstance(error, OSError) else stub_failed()
             if not isinstance(error, OSError):
                 raise
         else:
@@ -918,7 +909,8 @@ class DurableTable:
                 commit.written = True
 
     def _append(self, changes: list[Change]) -> None:
-        data = b''.join(map(change_line, changes))
+        data = ''.join(json.dumps({change.kind: {change.table: change.documents}},
+                                  ensure_ascii=False) + '\n' for change in changes).encode()
         if os.fstat(self._log).st_size != self._log_size:
             os.ftruncate(self._log, self._log_size)  # a failed write left part of a line
         try:
