@@ -815,9 +815,10 @@ class DurableTable:
                  checkpoint_lines: int = 1000) -> None:
         self._lock = lock  #: the store's: guards the readers' tables and the queued changes
         self._checkpoint_lines = checkpoint_lines
+        self._queue = threading.Lock()  #: guards the two below
         self._batch: list[types.SimpleNamespace] = []  #: the changes queued, not yet taken
+        self._writing = False  #: whether a thread is writing, or handed the next write
         self._writer = threading.Lock()  #: held by the thread that writes
-        self._written = threading.Condition()  #: notified as each write ends
         self._log_lines = self._log_size = 0
         existed = os.path.exists(path)
         self._storage = LockedJSONStorage(path)
@@ -855,30 +856,41 @@ class DurableTable:
                                     f'({error.strerror}); nothing was changed') from None
 
     def make(self, transaction: Callable[[Tables], Change]) -> Change:
-        """Return the change once it is on disk and applied; raise what kept it from being made."""
+        """Return the change once it is on disk and applied; raise what kept it from being made.
+        The first to queue while no one writes writes; the others wait until their change is
+        written, or until the writer hands them the next write: each wakes once."""
         commit = types.SimpleNamespace(transaction=transaction, change=None, failure=None,
-                                       written=False)
-        with self._lock:
+                                       woken=threading.Lock())
+        commit.woken.acquire()  # released once, by the writer
+        with self._queue:
             self._batch.append(commit)
-        while not commit.written:
-            if self._writer.acquire(blocking=False):
-                try:
-                    if not commit.written:  # else a write that has just ended took it
-                        self._write_next_batch()
-                finally:
-                    self._writer.release()
-                    with self._written:
-                        self._written.notify_all()
-            else:  # waiters sleep on a condition: queued on the lock, they would wake one by one
-                with self._written:
-                    self._written.wait_for(lambda: commit.written or not self._writer.locked())
+            commit.writes, self._writing = not self._writing, True
+        if not commit.writes:
+            commit.woken.acquire()
+        if commit.writes:  # from the start, or handed the write
+            with self._writer:
+                self._write_next_batch()
         if commit.failure is not None:
             raise commit.failure
         return commit.change
 
     def _write_next_batch(self) -> None:
-        with self._lock:
+        with self._queue:
             batch, self._batch = self._batch, []
+        try:
+            self._write(batch)
+        finally:  # none waits for ever
+            with self._queue:
+                if self._batch:  # the first to queue meanwhile writes next
+                    self._batch[0].writes = True
+                    self._batch[0].woken.release()
+                else:
+                    self._writing = False
+            for commit in batch:
+                if not commit.writes:  # the writer's own is this thread's
+                    commit.woken.release()
+
+    def _write(self, batch: list[types.SimpleNamespace]) -> None:
         made = []
         for commit in batch:  # the writer alone changes the tables
             try:
@@ -904,9 +916,6 @@ class DurableTable:
             with self._lock:
                 for commit in made:
                     self.tables.apply(commit.change)
-        finally:
-            for commit in batch:  # none waits for ever
-                commit.written = True
 
     def _append(self, changes: list[Change]) -> None:
         data = ''.join(json.dumps({change.kind: {change.table: change.documents}},

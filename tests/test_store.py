@@ -886,8 +886,6 @@ def test_fixtures_go_into_no_store_a_create_still_to_be_written_went_into_first(
             fixtures = threading.Thread(target=load_fixtures)
             fixtures.start()
             wait_until(lambda: len(table._batch) == 2)
-        with table._written:
-            table._written.notify_all()
         create.join(10)
         fixtures.join(10)
         assert outcomes == ['store_not_empty']
