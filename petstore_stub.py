@@ -626,13 +626,11 @@ def pets_phrase(count: int) -> str:
 # =============================================================================
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
-# On disk: a TinyDB file and ``<file>.log``, one JSON line per Change since the last fold:
-# ``{"put": {"pets": {"14": {"name": "Rex", "categoryId": 1}}}}``, ``{"remove": {"pets": {"14":
-# null}}}``, ``{"write": {"pets": {}}}``. A change is visible only once its line is on disk. A fold
-# writes the tables, and their last ids, over the file crash-safely, then empties the log: each
-# line sets what it names, so a log replayed over a file that holds it changes nothing. One stub
-# per database: the file is locked through any name (a hard link too), the log at its path; a file
-# put over the database is not read.
+# A TinyDB file and ``<file>.log``, a JSON line per Change since the last fold: ``{"put": {"pets":
+# {"14": {...}}}}``, ``{"remove": {"pets": {"14": null}}}``, ``{"write": {"pets": {}}}``, visible
+# once on disk. A fold writes the tables and last ids over the file crash-safely, then empties the
+# log; a line sets what it names, so a log replayed over a file holding it changes nothing. One
+# stub per database: the file is locked through any name, the log at its path.
 
 O_DSYNC = getattr(os, 'O_DSYNC', 0)  #: (Linux, macOS) one system call puts a log line on disk
 FORMAT = 2  #: the file's format; 2 keeps the last ids in a table of its own, 1 had none
@@ -808,8 +806,7 @@ def logged_changes(line: Any) -> list[Change]:
 
 class DurableTable:
     """Tables in a TinyDB file and its log, under the store's ``lock``, changed by group commit:
-    one writer at a time takes every change queued, gives each the tables the ones before it
-    left, and writes their lines with one system call."""
+    a writer takes the changes queued, in order, and writes their lines in one system call."""
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
                  checkpoint_lines: int = 1000) -> None:
@@ -877,29 +874,15 @@ class DurableTable:
     def _write_next_batch(self) -> None:
         with self._queue:
             batch, self._batch = self._batch, []
-        try:
-            self._write(batch)
-        finally:  # none waits for ever
-            with self._queue:
-                if self._batch:  # the first to queue meanwhile writes next
-                    self._batch[0].writes = True
-                    self._batch[0].woken.release()
-                else:
-                    self._writing = False
-            for commit in batch:
-                if not commit.writes:  # the writer's own is this thread's
-                    commit.woken.release()
-
-    def _write(self, batch: list[types.SimpleNamespace]) -> None:
         made = []
-        for commit in batch:  # the writer alone changes the tables
-            try:
-                commit.change = commit.transaction(self._next)
-                self._next.apply(commit.change)
-                made.append(commit)
-            except Exception as error:  # refused (an ApiError), or a bug: this request's alone
-                commit.failure = error
         try:
+            for commit in batch:  # the writer alone changes the tables
+                try:
+                    commit.change = commit.transaction(self._next)
+                    self._next.apply(commit.change)
+                    made.append(commit)
+                except Exception as error:  # refused (an ApiError), or a bug: its request's alone
+                    commit.failure = error
             if self._log_lines >= max(self._checkpoint_lines, self._file_documents):  # amortized
                 self._checkpoint()
             else:
@@ -916,6 +899,16 @@ class DurableTable:
             with self._lock:
                 for commit in made:
                     self.tables.apply(commit.change)
+        finally:  # none waits for ever
+            with self._queue:
+                if self._batch:  # the first to queue meanwhile writes next
+                    self._batch[0].writes = True
+                    self._batch[0].woken.release()
+                else:
+                    self._writing = False
+            for commit in batch:
+                if not commit.writes:  # the writer's own is this thread's
+                    commit.woken.release()
 
     def _append(self, changes: list[Change]) -> None:
         data = ''.join(json.dumps({change.kind: {change.table: change.documents}},
