@@ -14,8 +14,8 @@ Operations, under the base path ``/v1`` (``/staging/v1`` with ``--staging``):
     GET  /store/orders    named by the spec but not shown there: 501
 
 Every error is the spec's Error body ``{"code", "message", "status"}``. ``GET /``
-(a page for a browser, ``data/index.html``; a JSON index for anyone else) and
-``GET <base path>/openapi.json`` (OpenAPI 3.0) need no key.
+(a page for a browser, ``data/index.html``; a JSON index for anyone else; ``/docs`` leads there)
+and ``GET <base path>/openapi.json`` (OpenAPI 3.0) need no key.
 
 The flags: ``python petstore_stub.py --help`` (the demo animals are in ``data/pets.json``).
 
@@ -1177,7 +1177,7 @@ class StubApp(Controls):
             map(parse_allowed_host, allowed_hosts))
         self.store = store = StubStore() if store is None else store
         self.api = api = create_app(store, api_keys, base_path, public_paths=(
-            '/', f'{base_path}/openapi.json', FAVICON,
+            '/', '/docs', f'{base_path}/openapi.json', FAVICON,
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
             error_handler=pass_on)
         api.catchall = False  # a failure too goes on to the path, which answers it and keeps it
@@ -2088,6 +2088,12 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str], a
     def openapi() -> str:
         return to_json(openapi_document(app_url() + base_path))
 
+    @api.get('/docs', name='docs')
+    def docs() -> None:  # where a person looks for the documentation: the page, which links it
+        bottle.request.environ[EXCHANGE].page = True
+        bottle.response.status = 302
+        bottle.response.set_header('Location', mount_point() + '/')
+
     @api.get(FAVICON, name='favicon')
     def favicon() -> None:
         bottle.response.status = 204  # no icon: a browser asks for one unbidden, and this stops it
@@ -2099,7 +2105,7 @@ def page_template() -> str:
 
 
 #: The documents: what needs no key, and loads nothing into a browser from elsewhere.
-DOCUMENTS = ('index', 'openapi', 'favicon', 'adminOpenapi')
+DOCUMENTS = ('index', 'docs', 'openapi', 'favicon', 'adminOpenapi')
 
 
 @functools.lru_cache(maxsize=1)

@@ -28,6 +28,20 @@ def test_the_index_needs_no_key_and_says_what_to_do_next():
     assert stub.DEMO_API_KEY in index['authentication']
 
 
+@pytest.mark.parametrize('base_path', ['/v1', '/staging/v1'])
+def test_docs_with_no_key_leads_to_the_page_and_names_under_the_base_path_stay_behind_the_key(
+        base_path):
+    app = stub.create_stub(base_path=base_path, admin=True)
+    visitor = webtest.TestApp(app)
+    docs = visitor.get('/docs', status=302)
+    assert docs.headers['Location'] in ('/', 'http://localhost:80/')
+    assert 'openapi-link' in visitor.get('/', headers={'Accept': 'text/html'}).text
+    for path in (f'{base_path}/docs', '/swagger', '/docs/'):
+        assert visitor.get(path, status=401).json['code'] == 'unauthorized'
+    # A person looking for the documentation is no call; the three refused are.
+    assert [entry['path'] for entry in app.requests] == [f'{base_path}/docs', '/swagger', '/docs/']
+
+
 def test_the_index_does_not_show_the_demo_key_when_it_is_not_accepted():
     index = webtest.TestApp(stub.create_stub(api_keys=['private'])).get('/').json
     assert stub.DEMO_API_KEY not in json.dumps(index)
