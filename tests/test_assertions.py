@@ -184,8 +184,8 @@ def test_a_query_value_may_be_a_tuple(app):
     app.assert_called('GET /pets', query={'status': ('sold', 'pending')})
 
 
-def test_the_readme_shows_the_message_pytest_prints(app):
-    readme = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
+def test_the_documentation_shows_the_message_pytest_prints(app):
+    readme = (Path(__file__).parent.parent / 'docs' / 'testing.md').read_text(encoding='utf-8')
     single = stub.create_stub()
     webtest.TestApp(single).post_json('/v1/pets', {'name': 'Rex', 'categoryId': '3'},
                                       headers=AUTH, status=400)

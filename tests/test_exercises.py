@@ -1,6 +1,6 @@
 """The exercises in tests/exercises: skipped by the suite, failing with a student's words until
 solved, and each reference solution a change to Part 1 alone that turns its exercise green. These
-tests hold the stub as shipped: with an exercise solved, leave this file out (the README says so)."""
+tests hold the stub as shipped: with an exercise solved, leave this file out (docs/code.md says so)."""
 
 import shutil
 import subprocess
@@ -22,8 +22,8 @@ MAY_CHANGE = ('petstore_stub.py', 'data/openapi.json', 'tests/exercises/')
 def project_copy(into: Path) -> Path:
     """The project as its source distribution holds it, in a new folder."""
     into.mkdir()
-    for name in ('petstore_stub.py', 'data', 'tests', '.ci', 'README.md', 'LICENSE',
-                 'pyproject.toml'):
+    for name in ('petstore_stub.py', 'data', 'tests', '.ci', 'README.md', 'docs', 'LICENSE',
+                 'CHANGELOG.md', 'pyproject.toml'):
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
         copy(ROOT / name, into / name)
     return into
@@ -81,8 +81,8 @@ def test_the_fast_tier_passes_with_every_solution_applied(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:]
 
 
-def test_the_readme_gives_the_command_that_runs_an_exercise():
-    readme = (ROOT / 'README.md').read_text(encoding='utf-8')
+def test_the_documentation_gives_the_command_that_runs_an_exercise():
+    readme = (ROOT / 'docs' / 'code.md').read_text(encoding='utf-8')
     assert '.venv/bin/python -m pytest tests/exercises --exercise delete' in readme
     assert ".venv/bin/python -m pytest -m 'not slow' --ignore tests/test_exercises.py" in readme
     assert all(f'`{name}`' in readme for name in EXERCISES)

@@ -48,7 +48,8 @@ def test_the_wheel_holds_the_module_and_under_share_the_data_it_reads(built):
 @pytest.mark.slow
 def test_the_sdist_holds_what_its_tests_need(built):
     sdist, _ = built
-    for name in ('pyproject.toml', 'README.md', 'LICENSE', 'petstore_stub.py', '.ci/run',
+    for name in ('pyproject.toml', 'README.md', 'docs/testing.md', 'CHANGELOG.md', 'LICENSE',
+                 'petstore_stub.py', '.ci/run',
                  'tests/conftest.py', 'data/screenshot.jpg',
                  *(f'data/{name}' for name in READ_AT_RUN_TIME)):
         assert f'{RELEASE}/{name}' in sdist, name

@@ -1,5 +1,6 @@
-"""The README cannot rot: its curl tour is run against a live stub, its examples are test files
-or parts of them, and the examples it links to run as written."""
+"""The README and the pages of docs/ cannot rot: every curl command they show is run against a
+live stub, their examples are test files or parts of them, the scripts they show run as written,
+and every link they hold leads somewhere."""
 
 import json
 import os
@@ -14,11 +15,15 @@ import pytest
 import petstore_stub as stub
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / 'README.md').read_text(encoding='utf-8')
+PAGES = {path: path.read_text(encoding='utf-8')
+         for path in [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]}
+README = PAGES[ROOT / 'README.md']
+DOCUMENTATION = '\n'.join(PAGES.values())  #: the README and every page of docs/
 
 
 def fenced_blocks(language: str) -> list[str]:
-    return re.findall(rf'^```{language}\n(.*?)^```$', README, flags=re.DOTALL | re.MULTILINE)
+    return re.findall(rf'^```{language}\n(.*?)^```$', DOCUMENTATION,
+                      flags=re.DOTALL | re.MULTILINE)
 
 
 def console_examples() -> list[tuple[str, str]]:
@@ -64,24 +69,50 @@ def test_each_python_example_in_the_readme_is_part_of_an_example_test_file():
 
 
 @pytest.mark.parametrize('name', EXAMPLES)
-def test_the_readme_links_each_example_file(name):
-    assert f'](tests/{name})' in README
+def test_the_documentation_links_each_example_file(name):
+    assert f'](tests/{name})' in README or f'](../tests/{name})' in DOCUMENTATION
     assert (ROOT / 'tests' / name).is_file()
 
 
-def test_the_readme_names_every_flag_of_the_cli():
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub makes of a page's headings."""
+    return {re.sub(r'[^a-z0-9 _-]', '', heading.lower()).replace(' ', '-')
+            for heading in re.findall(r'^#{1,6} (.*)$', text, flags=re.MULTILINE)}
+
+
+@pytest.mark.parametrize('page', PAGES, ids=lambda path: path.name)
+def test_every_link_of_a_page_leads_to_a_file_and_a_heading_that_exist(page):
+    without_code = re.sub(r'^```.*?^```$', '', PAGES[page], flags=re.DOTALL | re.MULTILINE)
+    for target in re.findall(r'\]\(([^)\s]+)\)', without_code):
+        if target.startswith(('http://', 'https://')):
+            continue
+        path, _, anchor = target.partition('#')
+        linked = (page.parent / path).resolve() if path else page
+        assert linked.exists(), f'{page.name}: {target}'
+        if anchor:
+            assert anchor in anchors(linked.read_text(encoding='utf-8')), f'{page.name}: {target}'
+
+
+def test_the_readme_is_a_front_door_and_each_page_is_linked_from_it():
+    assert README.count('\n') <= 200
+    for page in PAGES:
+        if page.parent.name == 'docs':
+            assert f'](docs/{page.name})' in README, page.name
+
+
+def test_the_documentation_names_every_flag_of_the_cli():
     for action in stub.build_parser()._actions:
         for flag in action.option_strings:
             if flag.startswith('--') and flag not in ('--help', '--version'):
-                assert f'`{flag}' in README, flag
+                assert f'`{flag}' in DOCUMENTATION, flag
 
 
-def test_the_readme_lists_every_error_code():
+def test_the_documentation_lists_every_error_code():
     source = (ROOT / 'petstore_stub.py').read_text(encoding='utf-8')
     codes = set(re.findall(r"ApiError\(\d{3}, '([a-z_]+)'", source))
     codes |= {'not_found', 'method_not_allowed', 'internal_error'}
     for code in codes:
-        assert f'`{code}`' in README, code
+        assert f'`{code}`' in DOCUMENTATION, code
 
 
 @pytest.mark.slow
@@ -106,8 +137,9 @@ def test_the_https_benchmark_runs_in_quick_mode():
 
 
 def test_ci_runs_exactly_the_readme_test_command():
-    commands = [line for block in fenced_blocks('sh') for line in block.splitlines()
-                if line.startswith('python3 -m venv')]
+    commands = [line for block in re.findall(r'^```sh\n(.*?)^```$', README,
+                                             flags=re.DOTALL | re.MULTILINE)
+                for line in block.splitlines() if line.startswith('python3 -m venv')]
     test_command = next(line for line in commands if 'pytest' in line)
     assert test_command in (ROOT / '.ci' / 'run').read_text(encoding='utf-8').splitlines()
 
@@ -125,7 +157,7 @@ def test_the_procfile_line_starts_the_stub_with_flags_it_has():
 
 
 def run_script(starting: str, folder: Path) -> subprocess.CompletedProcess:
-    """The README's shell script that runs ``starting``, run in ``folder`` with this stub."""
+    """The shell script shown that runs ``starting``, run in ``folder`` with this stub."""
     (script,) = [block for block in fenced_blocks('sh') if starting in block]
     script = script.replace('petstore-stub ', f'{sys.executable} {ROOT / "petstore_stub.py"} ', 1)
     return subprocess.run(['bash', '-c', script], cwd=folder, capture_output=True, text=True,
