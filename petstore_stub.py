@@ -112,7 +112,7 @@ __all__ = [
     'ServerError', 'StubApp', 'StubServer', 'StubStore', 'create_app', 'create_stub', 'main',
     'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures', 'serve']
 
-__version__ = '1.0.0'
+__version__ = '1.1.0'
 
 
 # =============================================================================
