@@ -969,9 +969,7 @@ class StubStore(PetStore):
         self._rendered_pets = rendered_pets
 
     def change(self, transaction: Callable[[Tables], Change]) -> Change:
-        if self._table is None:
-            return super().change(transaction)
-        return self._table.make(transaction)
+        return super().change(transaction) if self._table is None else self._table.make(transaction)
 
     def pet_json(self, pet_id: int, document: dict) -> str:
         rendered = self._rendered.get(pet_id)
@@ -2179,8 +2177,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
 
     def list_requests() -> list:
         values = parse_query(bottle.request.query_string).get('since', ['0'])
-        since = parse_whole_number(values[0])
-        if since is None or len(values) > 1:
+        if (since := parse_whole_number(values[0])) is None or len(values) > 1:
             raise bad_parameter('since must be one whole number, the sequence of the last entry '
                                 f'you have; got {printable(", ".join(values)[:60])!r}')
         return stub.journal.entries(since)
@@ -2565,8 +2562,7 @@ def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
 SERVER_THREADS = 16
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
-#: Open connections, idle or slow ones included, before new ones wait.
-CONNECTION_LIMIT = 1000
+CONNECTION_LIMIT = 1000  #: open connections, idle or slow ones included, before new ones wait
 
 
 class ServerError(Exception):
@@ -3229,8 +3225,7 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         from_environment = os.environ.get('PETSTORE_API_KEYS', '').split(',')
         api_keys, generated = choose_api_keys(
             args.api_keys + [key.strip() for key in from_environment if key.strip()], args.host)
-        port = args.port
-        if port is None:
+        if (port := args.port) is None:
             try:
                 port = port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
             except argparse.ArgumentTypeError as error:
@@ -3495,8 +3490,7 @@ if 'pytest' in sys.modules:
     COVERAGE = pytest.StashKey[dict]()
 
     def add_coverage(config: pytest.Config, report: dict) -> None:
-        total = config.stash.setdefault(COVERAGE, report)
-        if total is report:
+        if (total := config.stash.setdefault(COVERAGE, report)) is report:
             return
         for operation, counts in report['responses'].items():
             for status, count in counts.items():
