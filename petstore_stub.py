@@ -1613,29 +1613,18 @@ def request_headers(environ: dict, api_keys: Sequence[str] | None = ()
     headers: dict[str, str] = {}
     room = JOURNAL_HEADER_CHARS
     for key, value in environ.items():
-        header = header_name(key) if len(key) <= 100 else header_name.__wrapped__(key)  # kept small
-        if header is None or not value and not key.startswith('HTTP_'):
+        if not (key.startswith('HTTP_') or key in ('CONTENT_TYPE', 'CONTENT_LENGTH') and value):
             continue
-        name, is_credential = header
-        if not value.isascii():
-            with contextlib.suppress(UnicodeError):  # WSGI gives each byte as a Latin-1 character
-                value = value.encode('latin-1').decode('utf-8')
+        name = key.removeprefix('HTTP_').replace('_', '-').title()
+        with contextlib.suppress(UnicodeError):  # WSGI gives each byte as a Latin-1 character
+            value = value.encode('latin-1').decode('utf-8')
         room -= len(name) + len(value)
         if room < 0:
             return headers, True
-        if api_keys is not None and is_credential:
+        if api_keys is not None and CREDENTIAL.search(name):
             value = masked(value, api_keys, scheme=name.endswith('Authorization'))
         headers[name] = value
     return headers, False
-
-
-@functools.lru_cache(maxsize=256)
-def header_name(key: str) -> tuple[str, bool] | None:
-    """A WSGI environ key -> the header it carries and whether that names a credential, or None."""
-    if not key.startswith('HTTP_') and key not in ('CONTENT_TYPE', 'CONTENT_LENGTH'):
-        return None
-    name = key.removeprefix('HTTP_').replace('_', '-').title()
-    return name, CREDENTIAL.search(name) is not None
 
 
 #: A header or query parameter named as a credential's (not ``Idempotency-Key``, say), any case.
