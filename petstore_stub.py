@@ -666,6 +666,7 @@ class LockedJSONStorage(Storage):
         if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
             raise DatabaseError(f'{self.name}: not a TinyDB file (expected an object of tables)')
         return tables
+
     def write(self, data: dict[str, dict]) -> None:
         temporary = self.path.with_name(f'.{self.path.name}.tmp')
         mode = stat.S_IMODE(os.fstat(self._descriptor).st_mode)
@@ -954,8 +955,8 @@ class DurableTable:
 
 
 class StubStore(PetStore):
-    """PetStore as the stub runs it: over a ``DurableTable`` given a ``path``. A stored pet never
-    changes, so its JSON is rendered once, for up to ``rendered_pets`` pets (~150 bytes each)."""
+    """PetStore as the stub runs it: over a ``DurableTable`` given a ``path``. A stored document is
+    never changed, only replaced, so its JSON is rendered once, for up to ``rendered_pets`` pets."""
 
     def __init__(self, path: str | os.PathLike | None = None, *,
                  checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
