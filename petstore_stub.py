@@ -511,8 +511,7 @@ PETS_TABLE = 'pets'
 
 
 class Change(NamedTuple):
-    """One change to one table: ``put`` the documents at their ids, ``remove`` the ids (each
-    mapped to None), or ``write`` the table anew, holding only the documents."""
+    """A change to a table: ``put`` documents at ids, ``remove`` ids (to None), ``write`` anew."""
     kind: str
     table: str
     documents: dict[int, dict | None]
@@ -522,8 +521,7 @@ class Tables:
     """Documents by id in named tables, and each table's last id: the largest it has held since it
     was last written anew. New ids go after it, so no id is given twice, even once removed."""
 
-    def __init__(self, tables: Mapping[str, dict[int, dict]] = {},
-                 last_ids: Mapping[str, int] = {}) -> None:
+    def __init__(self, tables: Mapping[str, dict] = {}, last_ids: Mapping[str, int] = {}) -> None:
         self.tables = {PETS_TABLE: {}, **{name: dict(table) for name, table in tables.items()}}
         self.last_ids = {name: max(last_ids.get(name, 0), *table, 0)
                          for name, table in self.tables.items()}
@@ -552,8 +550,7 @@ class PetStore:
         self._pets = self._tables.tables[PETS_TABLE]  #: pet id -> document, in id order
 
     def change(self, transaction: Callable[[Tables], Change]) -> Change:
-        """Make the change ``transaction`` returns (it only reads the tables), or raise what it
-        raises; in memory here, and on disk first in part 2's StubStore."""
+        """Make the change ``transaction`` returns, reading the tables (part 2: on disk first)."""
         with self._lock:
             change = transaction(self._tables)
             self._tables.apply(change)
@@ -626,11 +623,10 @@ def pets_phrase(count: int) -> str:
 # =============================================================================
 
 # -- Durable storage: the TinyDB file, its log, and group commit ---------------
-# A TinyDB file and ``<file>.log``, a JSON line per Change since the last fold: ``{"put": {"pets":
-# {"14": {...}}}}``, ``{"remove": {"pets": {"14": null}}}``, ``{"write": {"pets": {}}}``, visible
-# once on disk. A fold writes the tables and last ids over the file crash-safely, then empties the
-# log; a line sets what it names, so a log replayed over a file holding it changes nothing. One
-# stub per database: the file is locked through any name, the log at its path.
+# A TinyDB file and ``<file>.log``, a JSON line a Change since the last fold (``{"put": {"pets":
+# {"14": {...}}}}``, ``remove``, ``write``), seen once on disk. A fold writes the file crash-safely,
+# then empties the log; a line sets what it names, so a log replayed over a file holding it changes
+# nothing. One stub per database: the file is locked through any name, the log at its path.
 
 O_DSYNC = getattr(os, 'O_DSYNC', 0)  #: (Linux, macOS) one system call puts a log line on disk
 FORMAT = 2  #: the file's format; 2 keeps the last ids in a table of its own, 1 had none
@@ -854,9 +850,8 @@ class DurableTable:
                                     f'({error.strerror}); nothing was changed') from None
 
     def make(self, transaction: Callable[[Tables], Change]) -> Change:
-        """Return the change once it is on disk and applied; raise what kept it from being made.
-        The first to queue while no one writes writes; the others wait until their change is
-        written, or until the writer hands them the next write: each wakes once."""
+        """The change once on disk and applied, or what kept it from being made. The first to queue
+        while none writes writes; each other wakes once: its change written, or handed the write."""
         commit = types.SimpleNamespace(transaction=transaction, change=None, failure=None,
                                        woken=threading.Lock())
         commit.woken.acquire()  # released once, by the writer
@@ -902,11 +897,10 @@ class DurableTable:
                     self.tables.apply(commit.change)
         finally:  # none waits for ever
             with self._queue:
-                if self._batch:  # the first to queue meanwhile writes next
+                self._writing = bool(self._batch)
+                if self._writing:  # the first to queue meanwhile writes next
                     self._batch[0].writes = True
                     self._batch[0].woken.release()
-                else:
-                    self._writing = False
             for commit in batch:
                 if not commit.writes:  # the writer's own is this thread's
                     commit.woken.release()
@@ -2079,8 +2073,7 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str], a
     @api.get('/docs', name='docs')
     def docs() -> None:  # where a person looks for the documentation: the page, which links it
         bottle.request.environ[EXCHANGE].page = True
-        bottle.response.status = 302
-        bottle.response.set_header('Location', mount_point() + '/')
+        raise bottle.HTTPResponse(status=302, Location=mount_point() + '/')
 
     @api.get(FAVICON, name='favicon')
     def favicon() -> None:
