@@ -755,24 +755,20 @@ def stored_tables(name: Path, tables: dict[str, dict[str, Any]]) -> Tables:
         stored = Tables({table: doc_ids(table, docs) for table, docs in tables.items()}, last_ids)
     except ValueError as error:
         raise DatabaseError(f'{name}: {error}') from None
-    return check_pets(name, stored)
+    return stored
 
 
-def doc_ids(table: str, documents: dict[str, Any]) -> dict[int, Any]:
-    for doc_id in documents:
+def doc_ids(table: str, documents: dict[str, Any], put: bool = True) -> dict[int, Any]:
+    """The documents by int id, checked: each id a positive int64, each pet ``put`` a valid one."""
+    for doc_id, document in documents.items():
         if not re.fullmatch(r'[1-9][0-9]{0,18}', doc_id) or int(doc_id) > INT64_MAX:
             raise ValueError(f'the id {doc_id[:40]!r} in {table} is not a positive int64')
-    return dict(sorted((int(doc_id), document) for doc_id, document in documents.items()))
-
-
-def check_pets(name: Path, tables: Tables) -> Tables:
-    for pet_id, document in tables.tables[PETS_TABLE].items():
         try:
-            parse_new_pet(document)
+            if put and table == PETS_TABLE:
+                parse_new_pet(document)
         except ApiError as error:
-            raise DatabaseError(
-                f'{name}: pet {pet_id} is not a valid pet ({error.message})') from None
-    return tables
+            raise ValueError(f'pet {doc_id} is not a valid pet ({error.message})') from None
+    return dict(sorted((int(doc_id), document) for doc_id, document in documents.items()))
 
 
 def replay_log(path: Path, tables: Tables) -> Tables:
@@ -788,7 +784,7 @@ def replay_log(path: Path, tables: Tables) -> Tables:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
         for change in changes:
             tables.apply(change)
-    return check_pets(path, tables)
+    return tables
 
 
 def logged_changes(line: Any) -> list[Change]:
@@ -797,7 +793,8 @@ def logged_changes(line: Any) -> list[Change]:
         raise ValueError(f'unknown change {kind!r}')
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
         raise ValueError(f'its {kind} is not an object of tables, each an object')
-    return [Change(kind.replace('insert', 'put'), table, doc_ids(table, documents))
+    kind = kind.replace('insert', 'put')
+    return [Change(kind, table, doc_ids(table, documents, kind != 'remove'))
             for table, documents in tables.items()]
 
 

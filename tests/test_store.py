@@ -544,6 +544,10 @@ def test_a_bad_file_is_refused_and_left_untouched(tmp_path, content, problem):
                  "the key '2' appears twice", id='a pet id twice'),
     pytest.param(b'{"insert": {"pets": {"1": {"name": ""}}}}\n', 'pet 1 is not a valid pet',
                  id='not a pet'),
+    pytest.param(b'{"write": {"pets": {"3": {"name": "a", "categoryId": "1"}}}}\n',
+                 'pet 3 is not a valid pet', id='a write of no pet'),
+    pytest.param(b'{"remove": {"pets": {"1": null}}}\n{"put": {"pets": {"2": null}}}\n',
+                 'line 2 is not a logged change (pet 2 is not a valid pet', id='a put of null'),
     pytest.param(b'{"remove": {"pets": {"x": null}}}\n',
                  "line 1 is not a logged change (the id 'x' in pets is not", id='remove of no id'),
 ])
