@@ -1,8 +1,8 @@
 // The admin endpoints as a Node suite meets them: the stub started with --ready-file, every
 // endpoint over fetch, and what each connection fault does to fetch. Run by
 // tests/test_node.py (node --test tests/admin.test.mjs); PETSTORE_PYTHON names the Python,
-// and PETSTORE_TLS_ARGS (--tls-cert and --tls-key, split on spaces) a pass over HTTPS, its CA
-// given to Node in NODE_EXTRA_CA_CERTS.
+// PETSTORE_VERSION the stub's version, and PETSTORE_TLS_ARGS (--tls-cert and --tls-key, split on
+// spaces) a pass over HTTPS, its CA given to Node in NODE_EXTRA_CA_CERTS.
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -102,7 +102,8 @@ test('the ready file names the stub and its process', () => {
 
 test('health needs no key', async () => {
   assert.deepEqual(await admin('GET', 'health', undefined, {}),
-                   { status: 200, body: { status: 'ok', version: '1.0.0', base_url: ready.url } });
+                   { status: 200, body: { status: 'ok', version: process.env.PETSTORE_VERSION,
+                                          base_url: ready.url } });
 });
 
 test('the admin description needs no key and names the stub as its server', async () => {

@@ -13,6 +13,7 @@ from urllib.request import urlopen
 import pytest
 import trustme
 
+import petstore_stub as stub
 from conftest import StubProcess
 
 SUITE = Path(__file__).resolve().parent / 'admin.test.mjs'
@@ -22,7 +23,8 @@ SUITE = Path(__file__).resolve().parent / 'admin.test.mjs'
 @pytest.mark.skipif(shutil.which('node') is None, reason='the suite runs on Node (node --test)')
 @pytest.mark.parametrize('scheme', ['http', 'https'])
 def test_the_node_suite_drives_every_admin_endpoint_and_meets_each_fault(scheme, tmp_path):
-    environment = {**os.environ, 'PETSTORE_PYTHON': sys.executable}
+    environment = {**os.environ, 'PETSTORE_PYTHON': sys.executable,
+                   'PETSTORE_VERSION': stub.__version__}
     if scheme == 'https':  # a certificate of one's own, as mkcert makes: Node reads its CA at start
         ca = trustme.CA()
         ca.cert_pem.write_to_path(tmp_path / 'ca.pem')
