@@ -1,6 +1,6 @@
 """The exercises in tests/exercises: skipped by the suite, failing with a student's words until
 solved, and each reference solution a change to Part 1 alone that turns its exercise green. These
-tests hold the stub as shipped: with an exercise solved, leave this file out (docs/code.md says so)."""
+tests hold the stub as shipped: with an exercise solved, leave this file out (see docs/code.md)."""
 
 import shutil
 import subprocess
@@ -13,7 +13,8 @@ from conftest import MODULE, NOT_ALLOWED
 
 ROOT = MODULE.parent
 SOLUTIONS = ROOT / 'tests' / 'exercises' / 'solutions'
-EXERCISES = ['delete', 'put', 'cursor']  #: in the order a student takes them, and their patches apply
+#: In the order a student takes them, and their patches apply.
+EXERCISES = ['delete', 'put', 'cursor']
 PART_2 = '# Part 2: the machinery.'
 #: What a solution may change: Part 1 of the module, the document, the exercises' own files.
 MAY_CHANGE = ('petstore_stub.py', 'data/openapi.json', 'tests/exercises/')

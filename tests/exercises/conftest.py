@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-EXERCISES = sorted(path.stem.removeprefix('test_') for path in Path(__file__).parent.glob('test_*.py'))
+EXERCISES = sorted(path.stem.removeprefix('test_')
+                   for path in Path(__file__).parent.glob('test_*.py'))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption('--exercise', choices=EXERCISES, help='the exercise to run, from tests/exercises')
+    parser.addoption('--exercise', choices=EXERCISES,
+                     help='the exercise to run, from tests/exercises')
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

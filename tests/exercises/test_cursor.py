@@ -45,7 +45,7 @@ def test_a_full_last_page_has_no_next_link(client):
         client.post_json('/v1/pets', pet)
     page = client.get('/v1/pets?limit=1&after=1', expect_errors=True)
     expect(page, 200, 'GET /v1/pets?limit=1&after=1')
-    check([pet['id'] for pet in page.json] == [2], f'after=1 should list pet 2; it listed {page.json}')
+    check([pet['id'] for pet in page.json] == [2], f'after=1 lists pet 2; it listed {page.json}')
     check(next_link(page) is None, 'no pet follows pet 2, so the page should carry no Link')
 
 
@@ -54,7 +54,7 @@ def test_the_next_link_keeps_the_status_filter(client):
         client.post_json('/v1/pets', pet)
     page = client.get('/v1/pets?status=available&limit=1&after=1', expect_errors=True)
     expect(page, 200, 'GET /v1/pets?status=available&limit=1&after=1')
-    check([pet['id'] for pet in page.json] == [3], f'the second available pet is 3; got {page.json}')
+    check([pet['id'] for pet in page.json] == [3], f'the 2nd available pet is 3; got {page.json}')
     link = next_link(page)
     check(link is not None and 'status=available' in link and 'after=3' in link,
           f'the next page is of available pets after 3; the Link points at {link}')

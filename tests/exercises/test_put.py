@@ -46,7 +46,8 @@ def test_a_put_is_checked_as_a_create_and_a_refused_one_changes_nothing(client):
            'PUT /v1/pets/1 with a body that is not JSON, as POST /v1/pets would say')
     check(client.get('/v1/pets/1').json == {'id': 1, **REX}, 'a refused PUT changed pet 1')
     client.authorization = None
-    expect(client.put_json('/v1/pets/1', MAX, expect_errors=True), 401, 'PUT /v1/pets/1 without a key')
+    expect(client.put_json('/v1/pets/1', MAX, expect_errors=True), 401,
+           'PUT /v1/pets/1 without a key')
 
 
 def test_a_pet_put_in_place_stays_so_after_a_restart(tmp_path):
@@ -61,7 +62,8 @@ def test_a_pet_put_in_place_stays_so_after_a_restart(tmp_path):
     with contextlib.closing(connect(restarted.url)) as connection:
         pet = send(connection, 'GET', '/v1/pets/1')[1]
     restarted.stop(signal.SIGTERM)
-    check(pet == {'id': 1, **MAX}, f'after a restart, pet 1 should be {dict(id=1, **MAX)}; it is {pet}')
+    check(pet == {'id': 1, **MAX},
+          f'after a restart, pet 1 should be {dict(id=1, **MAX)}; it is {pet}')
 
 
 def test_the_put_is_described_in_the_openapi_document(client):
