@@ -752,10 +752,9 @@ def stored_tables(name: Path, tables: dict[str, dict[str, Any]]) -> Tables:
                                                for n in last_ids.values())):
         raise DatabaseError(f'{name}: its last ids, in {META_TABLE}, are not whole int64s')
     try:
-        stored = Tables({table: doc_ids(table, docs) for table, docs in tables.items()}, last_ids)
+        return Tables({table: doc_ids(table, docs) for table, docs in tables.items()}, last_ids)
     except ValueError as error:
         raise DatabaseError(f'{name}: {error}') from None
-    return stored
 
 
 def doc_ids(table: str, documents: dict[str, Any], put: bool = True) -> dict[int, Any]:
@@ -778,12 +777,11 @@ def replay_log(path: Path, tables: Tables) -> Tables:
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
     for number, line in enumerate(lines, start=1):
         try:
-            changes = logged_changes(
-                loads_strict(line.decode('utf-8'), object_pairs_hook=reject_duplicate_keys))
+            for change in logged_changes(loads_strict(line.decode('utf-8'),
+                                                      object_pairs_hook=reject_duplicate_keys)):
+                tables.apply(change)
         except (ValueError, TypeError, AttributeError) as error:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
-        for change in changes:
-            tables.apply(change)
     return tables
 
 
@@ -799,8 +797,7 @@ def logged_changes(line: Any) -> list[Change]:
 
 
 class DurableTable:
-    """Tables in a TinyDB file and its log, under the store's ``lock``, changed by group commit:
-    a writer takes the changes queued, in order, and writes their lines in one system call."""
+    """Tables in a TinyDB file and its log, under the store's ``lock``, changed by group commit."""
 
     def __init__(self, path: str | os.PathLike, lock: threading.Lock, *,
                  checkpoint_lines: int = 1000) -> None:
@@ -819,7 +816,20 @@ class DurableTable:
             stored = stored_tables(self._storage.name, self._storage.read() or {})  # opens nothing
             self._log = open_locked(self.log_path, self.log_path,
                                     os.O_WRONLY | os.O_APPEND | O_DSYNC)
-            self._open(stored)
+            name, logged = self._storage.name, os.fstat(self._log).st_size
+            if logged and not self._storage.size():
+                raise DatabaseError(f'{self.log_path}: the log holds changes but the database '
+                                    f'{name} is empty or missing, so pets were lost; restore the '
+                                    'database, or remove the log to start with what is left')
+            self._next = replay_log(self.log_path, stored) if logged else stored  #: the writer's
+            self.tables = Tables(self._next.tables, self._next.last_ids)  #: the readers': on disk
+            self._file_documents = sum(map(len, stored.tables.values()))
+            if logged or not self._storage.size():  # an empty file with a log shows a loss
+                try:
+                    self._checkpoint()
+                except OSError as error:
+                    raise DatabaseError(f'{name}: cannot fold the log into the database '
+                                        f'({error.strerror}); nothing was changed') from None
         except BaseException:  # close both files, and remove what this open made and left empty
             if self._log >= 0:
                 if not os.fstat(self._log).st_size:
@@ -829,22 +839,6 @@ class DurableTable:
                 self._storage.path.unlink()
             self._storage.close()
             raise
-
-    def _open(self, stored: Tables) -> None:
-        name, logged = self._storage.name, os.fstat(self._log).st_size
-        if logged and not self._storage.size():
-            raise DatabaseError(f'{self.log_path}: the log holds changes but the database {name} '
-                                'is empty or missing, so pets were lost; restore the database, '
-                                'or remove the log to start with what is left')
-        self._next = replay_log(self.log_path, stored) if logged else stored  #: the writer's
-        self.tables = Tables(self._next.tables, self._next.last_ids)  #: the readers': on disk
-        self._file_documents = sum(map(len, stored.tables.values()))
-        if logged or not self._storage.size():  # an empty file with a log shows a loss: write it
-            try:
-                self._checkpoint()
-            except OSError as error:
-                raise DatabaseError(f'{name}: cannot fold the log into the database '
-                                    f'({error.strerror}); nothing was changed') from None
 
     def make(self, transaction: Callable[[Tables], Change]) -> Change:
         """The change once on disk and applied, or what kept it from being made. The first to queue
@@ -917,10 +911,9 @@ class DurableTable:
         self._log_size += len(data)
 
     def _checkpoint(self) -> None:
-        tables = self._next  # the writer's: no lock needed
-        self._storage.write({**tables.tables, META_TABLE: {
-            '1': {'format': FORMAT, 'last_ids': tables.last_ids}}})
-        self._file_documents = sum(map(len, tables.tables.values()))
+        self._storage.write({**self._next.tables, META_TABLE: {
+            '1': {'format': FORMAT, 'last_ids': self._next.last_ids}}})
+        self._file_documents = sum(map(len, self._next.tables.values()))
         with contextlib.suppress(OSError):  # a log left as it was replays harmlessly
             os.ftruncate(self._log, 0)
             self._log_lines = self._log_size = 0
