@@ -124,7 +124,8 @@ def call(connection, method: str, path: str, body=None) -> tuple[int, object]:
     payload = None if body is None else json.dumps(body)
     connection.request(method, path, payload, JSON_HEADERS)
     response = connection.getresponse()
-    return response.status, json.loads(response.read())
+    data = response.read()
+    return response.status, json.loads(data) if data else None  # a 204 has no body
 
 
 def rss_mb(pid: int) -> float:

@@ -13,7 +13,6 @@ import json
 
 import pytest
 
-KEY = {'Authorization': 'Bearer petstore-demo-key'}
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 MAX = {'name': 'Max', 'categoryId': 2}
 
@@ -44,15 +43,6 @@ def expect(response, status: int, what: str) -> None:
     hint = HINTS.get(response.status_int, '')
     check(False, f'{what}\n  it should answer: {status}\n  it answered: {got}'
           + (f'\n  hint: {hint}' if hint else ''))
-
-
-def send(connection, method: str, path: str, body: dict | None = None) -> tuple[int, object]:
-    """One request over ``connection`` (http.client), with the key: its status and JSON body."""
-    connection.request(method, path, None if body is None else json.dumps(body),
-                       {**KEY, 'Content-Type': 'application/json'})
-    response = connection.getresponse()
-    data = response.read()
-    return response.status, json.loads(data) if data else None
 
 
 def operation(client, method: str, path: str) -> dict:

@@ -15,8 +15,8 @@ import signal
 
 import pytest
 
-from conftest import StubProcess, connect
-from exercises import HINTS, KEY, MAX, REX, check, expect, operation, send
+from conftest import AUTH, StubProcess, call, connect
+from exercises import HINTS, MAX, REX, check, expect, operation
 
 
 def test_a_pet_deleted_answers_204_with_no_body_and_is_gone(client):
@@ -42,7 +42,7 @@ def test_a_delete_without_the_key_is_refused_and_one_with_it_is_made(client):
     client.post_json('/v1/pets', REX)
     client.authorization = None
     expect(client.delete('/v1/pets/1', expect_errors=True), 401, 'DELETE /v1/pets/1 without a key')
-    expect(client.delete('/v1/pets/1', headers=KEY, expect_errors=True), 204,
+    expect(client.delete('/v1/pets/1', headers=AUTH, expect_errors=True), 204,
            'DELETE /v1/pets/1 with the key, after one without it was refused')
 
 
@@ -61,15 +61,15 @@ def test_a_deleted_pet_stays_deleted_and_its_id_unused_after_a_restart(tmp_path,
     server = StubProcess('--db', db, '--quiet')
     with contextlib.closing(connect(server.url)) as connection:
         for pet in (REX, MAX, REX):
-            send(connection, 'POST', '/v1/pets', pet)
-        statuses = [send(connection, 'DELETE', f'/v1/pets/{pet_id}')[0] for pet_id in (3, 1)]
+            call(connection, 'POST', '/v1/pets', pet)
+        statuses = [call(connection, 'DELETE', f'/v1/pets/{pet_id}')[0] for pet_id in (3, 1)]
     check(statuses == [204, 204], f'DELETE /v1/pets/3 and /v1/pets/1 should answer 204; they '
           f'answered {statuses} ({HINTS.get(statuses[0], "see the answers above")})')
     server.stop(stop)
     restarted = StubProcess('--db', db, '--quiet')
     with contextlib.closing(connect(restarted.url)) as connection:
-        pets = send(connection, 'GET', '/v1/pets')[1]
-        new = send(connection, 'POST', '/v1/pets', MAX)[1]
+        pets = call(connection, 'GET', '/v1/pets')[1]
+        new = call(connection, 'POST', '/v1/pets', MAX)[1]
     restarted.stop(signal.SIGTERM)
     check([pet['id'] for pet in pets] == [2],
           f'after a restart the store should hold pet 2 alone, the others deleted; it lists {pets}')

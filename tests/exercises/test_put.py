@@ -12,8 +12,8 @@ Where to start: ``create_pet()`` in ``create_app()``, and ``PetStore``, in Part 
 import contextlib
 import signal
 
-from conftest import StubProcess, connect
-from exercises import MAX, REX, check, expect, operation, send
+from conftest import StubProcess, call, connect
+from exercises import MAX, REX, check, expect, operation
 
 
 def test_a_pet_put_in_place_of_another_keeps_its_id_and_only_the_fields_sent(client):
@@ -54,13 +54,13 @@ def test_a_pet_put_in_place_stays_so_after_a_restart(tmp_path):
     db = str(tmp_path / 'pets.json')
     server = StubProcess('--db', db, '--quiet')
     with contextlib.closing(connect(server.url)) as connection:
-        send(connection, 'POST', '/v1/pets', REX)
-        status, _ = send(connection, 'PUT', '/v1/pets/1', MAX)
+        call(connection, 'POST', '/v1/pets', REX)
+        status, _ = call(connection, 'PUT', '/v1/pets/1', MAX)
     server.stop(signal.SIGKILL)
     check(status == 200, f'PUT /v1/pets/1 should answer 200; it answered {status}')
     restarted = StubProcess('--db', db, '--quiet')
     with contextlib.closing(connect(restarted.url)) as connection:
-        pet = send(connection, 'GET', '/v1/pets/1')[1]
+        pet = call(connection, 'GET', '/v1/pets/1')[1]
     restarted.stop(signal.SIGTERM)
     check(pet == {'id': 1, **MAX},
           f'after a restart, pet 1 should be {dict(id=1, **MAX)}; it is {pet}')
