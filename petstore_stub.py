@@ -2912,7 +2912,7 @@ class Waitress:
                     # waitress's own close() would close the trigger too, while it may be in use.
                     wasyncore.dispatcher.close(server)
                 elif dispatcher is not server.trigger:
-                    dispatcher.close()
+                    dispatcher.handle_close()  # closes the files that hold unsent answers
         server.trigger.del_channel()
 
 

@@ -4,6 +4,7 @@ bytes, and each protocol error's Error body, CORS header, journal entry and acce
 from __future__ import annotations
 
 import contextlib
+import gc
 import http.client
 import io
 import logging
@@ -12,6 +13,7 @@ import re
 import resource
 import signal
 import socket
+import sys
 import threading
 import time
 import types
@@ -497,6 +499,19 @@ def test_a_client_that_reads_slowly_and_steadily_gets_every_answer_whole(large_a
             pets = json.loads(stream.read(int(re.search(rb'Content-Length: (\d+)', head)[1])))
             assert [len(pet['name']) for pet in pets] == [1_000_000] * 17
 
+
+def test_a_stop_closes_the_files_holding_answers_a_client_has_not_taken(monkeypatch):
+    unclosed = []  # a file garbage-collected open reports a ResourceWarning here
+    monkeypatch.setattr(sys, 'unraisablehook', unclosed.append)
+    app = stub.create_stub()  # waitress keeps answers past 1 MB, unsent, in temporary files
+    for category in range(3):
+        app.add_pet('x' * 1_000_000, category)
+    with stub.StubServer(app, threads=1) as server, socket.create_connection(
+            ('127.0.0.1', server.port), timeout=10) as stalled:
+        stalled.sendall(PIPELINED_LISTS)  # and never reads
+        wait_until(lambda: len(server.requests) == 3)
+    gc.collect()
+    assert [str(report.exc_value) for report in unclosed] == []
 
 def unread_channel(queued_for: float, unsent: list[int]) -> tuple:
     """An Unread on a stand-in channel: its request arrived ``queued_for`` seconds ago, a send
