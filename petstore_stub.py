@@ -108,11 +108,12 @@ from tinydb.storages import Storage
 from waitress import wasyncore
 
 __all__ = [
-    'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'LockedJSONStorage', 'PetStore',
-    'ServerError', 'StubApp', 'StubServer', 'StubStore', 'create_app', 'create_stub', 'main',
-    'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures', 'serve']
+    'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'Including', 'LockedJSONStorage',
+    'PetStore', 'ServerError', 'StubApp', 'StubServer', 'StubStore', 'create_app', 'create_stub',
+    'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
+    'serve']
 
-__version__ = '1.1.0'
+__version__ = '1.2.0'
 
 
 # =============================================================================
@@ -131,6 +132,9 @@ LIMIT_MIN, LIMIT_MAX, LIMIT_DEFAULT = 1, 100, 20
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 #: The spec sets no size limit; a NewPet is tiny.
 MAX_BODY_BYTES = 1024 * 1024
+
+#: What a 404 says when the id asked for is one the stub gave, rounded through a 64-bit float.
+FLOAT_IDS = 'the client may hold ids as floating-point numbers'
 
 #: Published in the README, so it is only ever served on loopback.
 DEMO_API_KEY = 'petstore-demo-key'
@@ -481,7 +485,9 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
         number = parse_pet_id(pet_id)
         pet = store.get_json(number)
         if pet is None:
-            raise ApiError(404, 'not_found', f'no pet has id {number}')
+            twin = store.rounded_from(number)
+            raise ApiError(404, 'not_found', f'no pet has id {number}' + ('' if twin is None else
+                           f'; pet {twin} has an id a 64-bit float rounds to it: {FLOAT_IDS}'))
         bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
         bottle.response.set_header('Sunset', SUNSET)
         bottle.response.set_header('Link',
@@ -542,9 +548,13 @@ class Tables:
 
 class PetStore:
     """What a pet store does, as changes to ``Tables`` in memory, made one at a time. The pets
-    keep the order of their ids, which only grow; reads take the same lock."""
+    keep the order of their ids, which only grow, from ``first_id``; reads take the same lock."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_id: int = 1) -> None:
+        if type(first_id) is not int or not 1 <= first_id <= INT64_MAX:
+            raise ValueError(f'the first id is a whole number from 1 to {INT64_MAX}; got '
+                             f'{first_id!r}')
+        self.first_id = first_id
         self._lock = threading.Lock()
         self._tables = Tables()
         self._pets = self._tables.tables[PETS_TABLE]  #: pet id -> document, in id order
@@ -565,7 +575,8 @@ class PetStore:
         """Store validated NewPets together; if ``into_empty``, only into a store that holds no
         pets, else 409. The id rule: they take the ids after the last id the table gave."""
         def put(tables: Tables) -> Change:
-            pets, last = tables.tables[PETS_TABLE], tables.last_ids[PETS_TABLE]
+            pets, last = tables.tables[PETS_TABLE], max(tables.last_ids[PETS_TABLE],
+                                                        self.first_id - 1)
             if into_empty and pets:
                 raise ApiError(409, 'store_not_empty', 'the store already holds '
                                f'{pets_phrase(len(pets))}; fixtures go into an empty store only: '
@@ -593,6 +604,14 @@ class PetStore:
             pet = self._pets.get(pet_id)  # a dictionary lookup, however many pets
             return None if pet is None else self.pet_json(pet_id, pet)
 
+    def rounded_from(self, pet_id: int) -> int | None:
+        """Another pet's id a 64-bit float holds as ``pet_id`` (past 2**53, some do), or None."""
+        as_float, near = float(pet_id), int(math.ulp(float(pet_id)))
+        with self._lock:
+            return next((other for other in range(pet_id - near, pet_id + near + 1)
+                         if other in self._pets and other != pet_id and float(other) == as_float),
+                        None)
+
     def pet_json(self, pet_id: int, document: dict) -> str:
         return json.dumps({'id': pet_id, **document}, ensure_ascii=False)
 
@@ -601,7 +620,7 @@ class PetStore:
             return len(self._pets)
 
     def reset(self) -> None:
-        """Remove every pet; ids start again at 1."""
+        """Remove every pet; ids start again at the first id."""
         self.change(lambda tables: Change('write', PETS_TABLE, {}))
 
     def close(self) -> None:
@@ -942,9 +961,9 @@ class StubStore(PetStore):
     """PetStore as the stub runs it: over a ``DurableTable`` given a ``path``. A stored document is
     never changed, only replaced, so its JSON is rendered once, for up to ``rendered_pets`` pets."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *,
+    def __init__(self, path: str | os.PathLike | None = None, *, first_id: int = 1,
                  checkpoint_lines: int = 1000, rendered_pets: int = 10_000) -> None:
-        super().__init__()
+        super().__init__(first_id)
         self.path, self._table = None if path is None else Path(path), None
         if path is not None:
             self._table = DurableTable(path, self._lock, checkpoint_lines=checkpoint_lines)
@@ -994,7 +1013,7 @@ class Exchange:
     """One request and its answer on their way through the fixture server: data only."""
 
     __slots__ = ('received', 'refusal', 'can_close', 'operation', 'status', 'error', 'fault',
-                 'page', 'close', 'hold', 'stop')
+                 'page', 'close', 'hold', 'stop', 'extra')
 
     def __init__(self, received: int, refusal: ApiError | None = None,
                  can_close: bool = False) -> None:
@@ -1009,6 +1028,7 @@ class Exchange:
         self.close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered
         self.hold = 0.0  #: the seconds its fault takes: a hang's, once journalled; a slow answer's
         self.stop = False  #: the server stops once this answer is sent (a shutdown)
+        self.extra = False  #: its Pets carried fields the document does not describe
 
 
 #: An answer as WSGI sends it: its status line (``'201 Created'``), its headers, its body.
@@ -1025,12 +1045,13 @@ class Controls:
     journal: Journal
 
     def reset(self) -> None:
-        """Empty the store (ids restart at 1) and the journal; drop faults and delay: a clean cut
-        between two tests. A request that arrived before it is let go if held, finished if under
-        way, dropped if not yet begun; one arriving while it runs waits; none is recorded."""
+        """Empty the store (ids restart at the first id) and the journal; drop faults and delay: a
+        clean cut between two tests. A request that arrived before it is let go if held, finished
+        if under way, dropped if not yet begun; one arriving while it runs waits; none recorded."""
         self.faults.clear()
         self.fence.delay = None
         self.faults.delays.clear()
+        self.faults.extra_fields = self.faults.extra_start
         with self.fence.cut() as cut_at:
             self.journal.clear(cut_at)
             self.store.reset()
@@ -1103,10 +1124,26 @@ class Controls:
             self.faults.delays[route] = drawn
         return delay
 
+    def set_extra_fields(self, operations: Sequence[str] | bool = True,
+                         seed: int | None = None) -> dict:
+        """Give each Pet that ``operations`` answer (True: all of PET_ANSWERS; False: none) fields
+        the document does not describe (``tags``, ``createdAt``, ``weightKg``, ``owner``), as a
+        later version of the API might; drawn from ``seed`` (chosen if None) and the pet's id, so
+        alike in every answer. A reset goes back to the stub's start. Returns the setting."""
+        self.faults.extra_fields = as_value_error(
+            parse_extra_fields, {'operations': operations, 'seed': seed}, nothing='None')
+        return self.faults.extra_fields
+
     @property
     def requests(self) -> list[dict]:
         """The journal: the last requests to the API, oldest first (admin calls left out)."""
         return self.journal.entries()
+
+    def unmatched_requests(self) -> list[dict]:
+        """The journal's requests no operation answered: those no route takes (a path outside the
+        API, a method its path does not take) and those refused before routing (a malformed
+        request, a foreign Host); a 401 on an operation's path is not one."""
+        return [entry for entry in self.requests if entry['unmatched']]
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
                       headers: Mapping[str, str] | None = None, times: int | None = None) -> None:
@@ -1138,7 +1175,7 @@ class Controls:
         delays = [self.fence.delay, *self.faults.delays.values()]
         return {'delays': [delay.delay for delay in delays if delay is not None],
                 'chaos': self.faults.chaos, 'faults_queued': len(self.faults.listed()['faults']),
-                'journal_size': self.journal.size}
+                'journal_size': self.journal.size, 'extra_fields': self.faults.extra_fields}
 
 
 class StubApp(Controls):
@@ -1147,13 +1184,15 @@ class StubApp(Controls):
     endpoints; ``cors`` lets pages on any origin call the API; the journal keeps ``journal_size``
     requests; ``trust_proxy`` takes the client's address from ``X-Forwarded-*``; ``access_log``
     gets a line per request; ``allowed_hosts``, unless None, lets an app on loopback answer only a
-    loopback Host or one of these; ``show_credentials`` journals and logs credentials unmasked."""
+    loopback Host or one of these; ``show_credentials`` journals and logs credentials unmasked;
+    ``extra_fields`` and ``seed``, as set_extra_fields() takes them, are where a reset goes back."""
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                  base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
                  trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
                  access_log: Callable[[str], Any] | None = None, show_credentials: bool = False,
-                 allowed_hosts: Iterable[str] | None = None) -> None:
+                 allowed_hosts: Iterable[str] | None = None,
+                 extra_fields: Sequence[str] | bool = False, seed: int | None = None) -> None:
         if isinstance(allowed_hosts, str):
             raise ValueError(f'give a list of host names; got {allowed_hosts!r}')
         self.allowed_hosts = None if allowed_hosts is None else frozenset(
@@ -1169,6 +1208,7 @@ class StubApp(Controls):
         #: For check(): each failure in the app or its server, without frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
         self.fence, self.faults = Fence(), Faults()
+        self.faults.extra_start = self.set_extra_fields(extra_fields, seed)  # a reset's
         self.show_credentials = show_credentials
         self.journal = Journal(journal_size, admin, None if show_credentials else self.api_keys)
         self._hinted = False  #: whether the access log has said to restart with --cors
@@ -1261,6 +1301,10 @@ class StubApp(Controls):
         finally:  # bottle has routed it, unless the key check refused it first
             exchange.operation = getattr(environ.get('bottle.route'), 'name', None)
         (status, headers), = sent
+        if exchange.operation in (extra := self.faults.extra_fields)['operations'] and (
+                status < '300'):
+            exchange.extra, data = True, with_extra_fields(b''.join(body), extra['seed'])
+            body, headers = [data], with_length(headers, data)
         if exchange.operation in DOCUMENTS:
             policy = page_policy() if exchange.page else (
                 "default-src 'none'; frame-ancestors 'none'")
@@ -1278,8 +1322,7 @@ class StubApp(Controls):
         if isinstance(answer, ApiError):
             exchange.error = {'code': answer.code, 'message': answer.message}
             data = answer.body.encode('utf-8', 'backslashreplace')  # a lone surrogate: \ud800
-            answer = (answer.status_line, [*answer.headerlist, ('Content-Length', str(len(data)))],
-                      [data])
+            answer = answer.status_line, with_length(answer.headerlist, data), [data]
         if exchange.fault in ('truncate', 'malformed', 'slow'):
             answer = garbled(answer, exchange.fault, exchange.hold,
                              lambda pause: self.fence.hold(pause, exchange))
@@ -1450,7 +1493,8 @@ class Journal:
 
     def record(self, environ: dict, exchange: Exchange, body: bytes, operation: str | None) -> None:
         entry = journal_entry(environ, exchange, body, self.api_keys)
-        self.coverage.count(operation, entry['status'], entry['fault'])
+        entry['unmatched'] = operation is None and exchange.status != 204  # a preflight matches
+        self.coverage.count(operation, entry, exchange.extra)
         with self._lock:
             if exchange.received >= self._cut_at:
                 self._entries.append((exchange.received, {**entry,
@@ -1478,26 +1522,35 @@ class Coverage:
         #: Calls by (operation, status as described: '200', ..., or 'default'); faults by kind.
         self._calls: collections.Counter[tuple[str, str]] = collections.Counter()
         self._faults: collections.Counter[str] = collections.Counter()
+        self.clear()
 
-    def count(self, operation: str | None, status: int | None, fault: int | str | None) -> None:
-        responses = described_responses().get(operation)  # None for a document, or no route
-        if responses is None:
-            return
-        described = 'none' if status is None else str(status) if str(status) in responses else (
-            'default')
+    def count(self, operation: str | None, entry: dict, extra: bool = False) -> None:
+        responses = described_responses().get(operation, ())  # none for a document, or no route
+        status, fault, error = entry['status'], entry['fault'], entry['error']
         with self._lock:
-            self._calls[operation, described] += 1
-            if fault is not None:
-                self._faults[str(fault)] += 1
+            if responses:
+                self._calls[operation, 'none' if status is None else str(status)
+                            if str(status) in responses else 'default'] += 1
+                if fault is not None:
+                    self._faults[str(fault)] += 1
+            if entry['unmatched'] and len(self._unmatched) < JOURNAL_SIZE:
+                self._unmatched.append(describe_call(
+                    {**entry, 'body': decode_journal_body(entry['body'])}))
+            self._float_ids += bool(error) and FLOAT_IDS in error['message']
+            if extra:
+                self._extra.add(operation)
 
     def clear(self) -> None:
         with self._lock:
             self._calls.clear()
             self._faults.clear()
+            self._unmatched: list[str] = []  #: each request no operation answered, described
+            self._float_ids, self._extra = 0, set()  #: ids asked as floats; ops given extra fields
 
     def report(self) -> dict:
         with self._lock:
-            calls, faults = dict(self._calls), dict(self._faults)
+            calls, faults, unmatched = dict(self._calls), dict(self._faults), self._unmatched[:]
+            float_ids, extra = self._float_ids, sorted(self._extra)
         responses = {operation: {status: calls.get((operation, status), 0) for status in statuses}
                      for operation, statuses in described_responses().items()}
         return {
@@ -1506,7 +1559,8 @@ class Coverage:
             'deprecated': {operation: {'calls': sum(count for (name, _), count in calls.items()
                                                     if name == operation), 'hint': hint}
                            for operation, hint in deprecated_operations().items()
-                           if any(name == operation for name, _ in calls)}}
+                           if any(name == operation for name, _ in calls)},
+            'unmatched': unmatched, 'float_ids': float_ids, 'extra_fields': extra}
 
 
 def described_operations() -> Iterator[tuple[str, str, dict]]:
@@ -1801,6 +1855,8 @@ class Faults:
     def __init__(self) -> None:
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
         self.delays: dict[str, Delay] = {}  #: what calls to an operation wait, by its name
+        #: The operations whose Pets get extra fields, and the seed; and as the stub started.
+        self.extra_fields = self.extra_start = {'operations': [], 'seed': None}
         self._random = random.Random()
         #: Each queued fault, with what is left of its ``times`` and ``after``; and both as asked.
         self._queue: list[tuple[dict, tuple[int, int]]] = []
@@ -1884,11 +1940,45 @@ def garbled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], A
     status, headers, body = answer
     if kind == 'malformed':
         data = b'{"fault": "malformed", this is not JSON}\n'
-        return status, [*(header for header in headers if header[0] != 'Content-Length'),
-                        ('Content-Length', str(len(data)))], [data]
+        return status, with_length(headers, data), [data]
     data = b''.join(body)
     return status, headers, ([data[:len(data) // 2]] if kind == 'truncate'
                              else drip(data, seconds, wait))
+
+
+def with_length(headers: list[tuple[str, str]], data: bytes) -> list[tuple[str, str]]:
+    """``headers`` for a body of ``data``: its Content-Length in place of any other."""
+    return [*(header for header in headers if header[0] != 'Content-Length'),
+            ('Content-Length', str(len(data)))]
+
+
+def with_extra_fields(data: bytes, seed: int) -> bytes:
+    """An answer's Pet or Pets, each with fields the document does not describe, as a later
+    version of the API might add them; drawn from ``seed`` and its id: alike in every answer."""
+    answer = json.loads(data)
+    for pet in answer if isinstance(answer, list) else [answer]:
+        draw = random.Random(f'{seed}:{pet["id"]}')  # a str seeds alike in every process
+        pet.update(tags=draw.sample(EXTRA_TAGS, draw.randint(1, 3)), createdAt=time.strftime(
+            '%Y-%m-%dT%H:%M:%SZ', time.gmtime(draw.randrange(1_500_000_000, 1_800_000_000))),
+            weightKg=round(draw.uniform(0.5, 60), 1),
+            owner={'id': draw.randrange(1, 100_000), 'verified': draw.random() < 0.5})
+    return (json.dumps(answer, ensure_ascii=False) + '\n').encode()
+
+
+EXTRA_TAGS = ('friendly', 'vaccinated', 'indoor', 'senior', 'rescue', 'trained')
+#: The operations whose answers hold Pets, which extra fields may be added to.
+PET_ANSWERS = ('listPets', 'createPet', 'getPet')
+
+
+def parse_extra_fields(document: Mapping[str, Any], nothing: str = 'null') -> dict:
+    fields = fields_of(document, 'extra fields', operations=True, seed=None)
+    operations = given = fields['operations']
+    operations = PET_ANSWERS if given is True else [] if given is False else given
+    if not (isinstance(operations, (list, tuple)) and set(operations) <= set(PET_ANSWERS)):
+        raise bad_body(f'operations must be true, false, or a list of {", ".join(PET_ANSWERS)}; '
+                       f'got {as_given(given, nothing)}')
+    return {'operations': sorted(set(operations)),
+            'seed': route_and_seed(fields, nothing, draw=operations) if operations else None}
 
 
 def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
@@ -2169,6 +2259,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         app_url() + ADMIN_PREFIX.rstrip('/'), 'admin-openapi.json'))
     admin('POST', 'reset', 'reset', stub.reset)
     admin('GET', 'requests', 'listRequests', list_requests, query=['since'])
+    admin('GET', 'requests/unmatched', 'listUnmatchedRequests', stub.unmatched_requests)
     admin('DELETE', 'requests', 'clearRequests', stub.journal.clear)
     admin('POST', 'requests/count', 'countRequests', lambda document: {'count': len(matching_calls(
         stub.requests, base_path=stub.base_path, **parse_call_filter(document)))}, body=True)
@@ -2191,12 +2282,20 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
           lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
     admin('POST', 'delay', 'setDelay', lambda document: stub.set_delay(**parse_delay(document)),
           body=True)
+    admin('POST', 'extra-fields', 'setExtraFields', lambda document: stub.set_extra_fields(
+        **parse_extra_fields(document)), body=True)
 
 
 def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
     """A filter (``times`` for /assert) -> assert_called's arguments, or 400; null: not given."""
     call = fields_of(document, 'a filter', operation=None, method=None, path=None, query=None,
-                     json=None, headers=None, **({'times': None} if times else {}))
+                     json=None, json_including=None, headers=None,
+                     **({'times': None} if times else {}))
+    if (including := call.pop('json_including')) is not None:
+        if call['json'] is not None or not isinstance(including, dict):
+            raise bad_body('json_including is an object the body holds at least, given instead '
+                           f'of json; got {brief_json(document)}')
+        call['json'] = Including(including)
     operation, method, path = call.pop('operation'), call.pop('method'), call.pop('path')
     if (operation is None) == (method is None and path is None) or (method is None) != (
             path is None):
@@ -2277,7 +2376,8 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
     matching = differences.count([])
     if matching if times is None else matching == times:
         return None
-    given = (('json', json), ('query', query), ('headers', headers))
+    given = (('json_including' if isinstance(json, Including) else 'json', json), ('query', query),
+             ('headers', headers))
     wanted = ', '.join(f'{name}={show(value)}' for name, value in given if value is not None)
     wanted = wanted and f' with {wanted}'
     lines = [f'{what} was not called{wanted}.' if times is None else
@@ -2349,9 +2449,10 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
     body = entry['body']
     if isinstance(json, dict) and isinstance(body, dict):
         for name, expected in json.items():  # each name passed over is one of the body's
-            if not same_json(expected, sent := body.get(name, ABSENT)):
+            if not same_json(expected, sent := body.get(name, ABSENT), isinstance(json, Including)):
                 yield name, expected, sent
-        yield from ((name, ABSENT, value) for name, value in body.items() if name not in json)
+        yield from ((name, ABSENT, value) for name, value in body.items()
+                    if name not in json and not isinstance(json, Including))
     elif json is not None and not same_json(json, body):
         yield 'body', json, body
     if query is not None:
@@ -2380,12 +2481,23 @@ def query_as_text(query: Mapping[str, Any] | None) -> dict[str, Any] | None:
 ABSENT = object()
 
 
-def same_json(expected: Any, sent: Any) -> bool:
-    """Equal as JSON values: ``3`` is not ``'3'``, ``1`` is not ``true`` nor ``1.0``."""
+class Including(dict):
+    """A body to match (``json=``) that holds at least these fields, in nested objects too."""
+
+    def __repr__(self) -> str:
+        return f'Including({super().__repr__()})'
+
+
+def same_json(expected: Any, sent: Any, partial: bool = False) -> bool:
+    """Equal as JSON values: ``3`` is not ``'3'``, ``1`` is not ``true`` nor ``1.0``; where
+    ``partial`` (within an Including), an object may hold more fields than expected."""
+    partial = partial or isinstance(expected, Including)
     if isinstance(expected, dict) and isinstance(sent, dict):
-        return expected.keys() == sent.keys() and all(same_json(expected[k], sent[k]) for k in sent)
+        return (expected.keys() <= sent.keys() if partial else expected.keys() == sent.keys()
+                ) and all(same_json(expected[name], sent[name], partial) for name in expected)
     if isinstance(expected, (list, tuple)) and isinstance(sent, list):
-        return len(expected) == len(sent) and all(map(same_json, expected, sent))
+        return len(expected) == len(sent) and all(
+            same_json(*pair, partial) for pair in zip(expected, sent))
     return type(expected) is type(sent) and expected == sent
 
 
@@ -3025,10 +3137,13 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
           cors: bool = False, host: str = '127.0.0.1', port: int = 0,
           journal_size: int = JOURNAL_SIZE, allowed_hosts: Iterable[str] | None = (),
-          tls: bool = False) -> Iterator[StubServer]:
+          tls: bool = False, first_id: int = 1,
+          extra_fields: Sequence[str] | bool = False) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block.
 
-    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file.
+    In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file;
+    new pets' ids start at ``first_id`` (2**53 + 1: past what a 64-bit float holds exactly);
+    ``extra_fields`` is set_extra_fields()'s ``operations``.
     Without ``api_key``, the demo key on loopback, elsewhere a random ``server.api_key`` (the demo
     key there: a ValueError, before anything opens). On a loopback ``host``, a Host not loopback nor
     in ``allowed_hosts`` gets a 421 (None: any Host). ``tls=True`` serves HTTPS with a throwaway CA
@@ -3036,10 +3151,11 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
     ``check()`` raises what failed inside it, or a queued fault left unused."""
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     certificate = Tls(tls_names(host, allowed_hosts or ())) if tls else None
-    with StubStore(db) as store:
+    with StubStore(db, first_id=first_id) as store:
         app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
                           admin=True, cors=cors, journal_size=journal_size,
-                          allowed_hosts=allowed_hosts if is_loopback(host) else None)
+                          allowed_hosts=allowed_hosts if is_loopback(host) else None,
+                          extra_fields=extra_fields)
         if fixtures:
             app.load_fixtures(fixtures)
         with StubServer(app, host, port, tls=certificate) as server:
@@ -3076,6 +3192,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f'TinyDB file, or {MEMORY_DB} to keep nothing (default: %(default)s)')
     add('--fixtures', nargs='?', const='', metavar='FILE',
         help='load the demo animals (or those in FILE) into an empty store')
+    add('--first-id', type=first_id_number, default=1, metavar='N', help='give new pets ids from N '
+        f'(up to {INT64_MAX}; {2 ** 53 + 1}: past what a 64-bit float holds exactly)')
+    add('--extra-fields', nargs='?', const=True, type=extra_fields_flag, metavar='OPERATIONS',
+        help='give each Pet in every answer (or in those of OPERATIONS, comma-separated) fields '
+             'the document does not describe, as a later version of the API might')
     add('--staging', action='store_true', help=f'serve under {STAGING_BASE_PATH}')
     add('--cors', action='store_true', help='let pages on any origin call the API')
     add('--trust-proxy', action='store_true', help='take the client\'s scheme, host, port and '
@@ -3086,7 +3207,7 @@ def build_parser() -> argparse.ArgumentParser:
     add('--chaos', type=chaos_rate, metavar='RATE', help='give each API request a fault with '
         'probability RATE (0 to 1), drawn from ' + ', '.join(map(str, CHAOS_FAULTS)))
     add('--seed', type=seed_number, metavar='N',
-        help='seed the chaos draw and the delays drawn, to repeat a run')
+        help='seed the chaos draw, the delays drawn and the extra fields, to repeat a run')
     add('--delay', type=delay_flag, action='append', default=[], metavar='[ROUTE=]DELAY',
         help=f'make every API request (or ROUTE\'s calls) wait first: SECONDS (0 to '
              f'{FAULT_SECONDS_MAX:g}), uniform:LOWER:UPPER or lognormal:MEDIAN:SIGMA[:CAP]; '
@@ -3139,6 +3260,8 @@ def parse_decimal(text: str) -> float | None:
 port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
 seed_number = flag_type(parse_whole_number, lambda seed: True, 'a seed is a whole number from 0')
+first_id_number = flag_type(parse_whole_number, lambda first: 1 <= first <= INT64_MAX,
+                            f'a first id is a whole number from 1 to {INT64_MAX}')
 chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1,
                        'a rate is a decimal such as 0.1, from 0 to 1')
 send_seconds = flag_type(parse_decimal, lambda seconds: 0 < seconds <= 3600,
@@ -3178,6 +3301,14 @@ def describe_delay(delay: dict) -> str:
     return f'delay: every {delay["route"] or "API"} request waits {waits} first{seed}'
 
 
+def extra_fields_flag(text: str) -> list[str]:
+    operations = [name.strip() for name in text.split(',')]
+    if not set(operations) <= set(PET_ANSWERS):
+        raise argparse.ArgumentTypeError(f'name operations of {", ".join(PET_ANSWERS)}, '
+                                         f'comma-separated; got {text!r}')
+    return operations
+
+
 ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
                                  f'{what} goes in a folder that exists, and is no folder itself')
                        for what in ('the ready file', 'the CA file'))
@@ -3208,10 +3339,10 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         except (OSError, UnicodeError) as error:
             reason = getattr(error, 'strerror', None) or 'not a host name'
             raise ValueError(f'--host {args.host!r}: {reason}') from None
-        if args.seed is not None and not args.chaos and all(
+        if args.seed is not None and not args.chaos and not args.extra_fields and all(
                 delay['distribution'] == 'fixed' for delay in args.delay):
-            raise ValueError('--seed goes with a --chaos rate above 0, or a --delay drawn from a '
-                             'distribution')
+            raise ValueError('--seed goes with a --chaos rate above 0, a --delay drawn from a '
+                             'distribution, or --extra-fields')
         for name in args.allowed_hosts:
             parse_allowed_host(name)  # a ValueError, in words, before anything is opened
         if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
@@ -3267,7 +3398,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                 console: Console, server_class: type[StubServer], tls: Tls | None) -> None:
     # Read first: a fixtures file that cannot be used leaves no new database behind.
     fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
-    with StubStore(None if args.db == MEMORY_DB else args.db) as store:
+    with StubStore(None if args.db == MEMORY_DB else args.db, first_id=args.first_id) as store:
         loaded = ''
         if fixtures is not None and len(store):
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
@@ -3279,7 +3410,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                           access_log=None if args.quiet else console.log,
                           show_credentials=args.show_credentials,
                           allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
-                                         else args.allowed_hosts))
+                                         else args.allowed_hosts),
+                          extra_fields=args.extra_fields or False, seed=args.seed)
         raise_open_files_limit(CONNECTION_LIMIT + 64)
         server = server_class(app, args.host, port, tls=tls, ca_file=args.tls_ca_file,
                               send_timeout=args.send_timeout)
@@ -3319,6 +3451,9 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             delay = app.set_delay(**delay, seed=args.seed)
             if delay['seconds'] != 0:  # else none
                 console.log(describe_delay(delay))
+        if (extra := app.settings()['extra_fields'])['operations']:
+            console.log(f'extra fields: in the Pets of {", ".join(extra["operations"])}, from '
+                        f'seed {extra["seed"]} (--seed {extra["seed"]} repeats them)')
         if args.chaos:
             seed = app.chaos(args.chaos, seed=args.seed)
             console.log(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
@@ -3447,6 +3582,26 @@ if 'pytest' in sys.modules:
         """True serves HTTPS (else the ini option petstore_tls); override (session scope)."""
         return pytestconfig.getini('petstore_tls')
 
+    @pytest.fixture(scope='session')
+    def petstore_first_id(pytestconfig: pytest.Config) -> int:
+        """The first id new pets take (else the ini option petstore_first_id); override it."""
+        text = pytestconfig.getini('petstore_first_id')
+        if (first := parse_whole_number(text)) is None or not 1 <= first <= INT64_MAX:
+            raise pytest.UsageError(f'petstore_first_id is from 1 to {INT64_MAX}; got {text!r}')
+        return first
+
+    @pytest.fixture(scope='session')
+    def petstore_extra_fields(pytestconfig: pytest.Config) -> list[str] | bool:
+        """The operations whose Pets carry extra fields (else the ini option petstore_extra_fields:
+        true, or operations' names); override it (session scope)."""
+        names = pytestconfig.getini('petstore_extra_fields')
+        if names in (['true'], ['false']):
+            return names == ['true']
+        if not set(names) <= set(PET_ANSWERS):
+            raise pytest.UsageError('petstore_extra_fields is true, false, or names of '
+                                    f'{", ".join(PET_ANSWERS)}; got {" ".join(names)!r}')
+        return names
+
     @pytest.fixture
     def petstore_fixtures() -> str | os.PathLike | bool | None:
         """Loaded before each test: None (nothing), True (the demo animals) or a file."""
@@ -3454,8 +3609,10 @@ if 'pytest' in sys.modules:
 
     @pytest.fixture(scope='session')
     def petstore_session_server(petstore_api_key: str, petstore_staging: bool, petstore_tls: bool,
+                                petstore_first_id: int, petstore_extra_fields: Any,
                                 request: pytest.FixtureRequest) -> Iterator[StubServer]:
-        with serve(api_key=petstore_api_key, staging=petstore_staging, tls=petstore_tls) as server:
+        with serve(api_key=petstore_api_key, staging=petstore_staging, tls=petstore_tls,
+                   first_id=petstore_first_id, extra_fields=petstore_extra_fields) as server:
             yield server
             add_coverage(request.config, server.coverage())
 
@@ -3474,6 +3631,9 @@ if 'pytest' in sys.modules:
             total['deprecated'].setdefault(operation, {**called, 'calls': 0})
             total['deprecated'][operation]['calls'] += called['calls']
         total['met'] = met_count(total['responses'])
+        total['unmatched'] += report['unmatched']
+        total['float_ids'] += report['float_ids']
+        total['extra_fields'] = sorted({*total['extra_fields'], *report['extra_fields']})
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(node: Any, error: Any) -> None:
@@ -3516,6 +3676,18 @@ if 'pytest' in sys.modules:
             for operation, called in report['deprecated'].items():
                 write(f'deprecated: {operation} called {times_phrase(called["calls"])}. '
                       f'{called["hint"]}')
+            if report['extra_fields']:
+                write('answered with fields the document does not describe: '
+                      + ', '.join(report['extra_fields']))
+            if report['float_ids']:
+                write(f'asked for ids a 64-bit float rounded, {times_phrase(report["float_ids"])}: '
+                      f'{FLOAT_IDS}')
+            if unmatched := report['unmatched']:
+                write(f'requests no operation answered ({len(unmatched)}):')
+                for line in unmatched[:CALLS_SHOWN]:
+                    write(f'  {line}')
+                if len(unmatched) > CALLS_SHOWN:
+                    write(f'  ... and {len(unmatched) - CALLS_SHOWN} more')
         if least is not None and share < least:  # said even with the section off
             write(f'FAILED: {share:.0f}% of the documented responses met, under '
                   f'petstore_coverage_fail_under = {least:g}', red=True)
@@ -3523,8 +3695,15 @@ if 'pytest' in sys.modules:
     def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
                       help='fail a test whose client sent the petstore_server a malformed request')
+        parser.addini('petstore_fail_on_unmatched_requests', type='bool', default=False,
+                      help='fail a test whose client sent the petstore_server a request no '
+                           'operation answered')
+        parser.addini('petstore_extra_fields', type='args', default=['false'], help='true, or '
+                      'the operations whose Pets carry fields the document does not describe')
         parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
                       help='fail a test that left a fault queued on the petstore_server unused')
+        parser.addini('petstore_first_id', default='1', help='the first id the stub gives a new '
+                      f'pet, up to {INT64_MAX} ({2 ** 53 + 1}: past what a double holds exactly)')
         parser.addini('petstore_tls', type='bool', default=False,
                       help='serve petstore_server over HTTPS, with a CA made for the session '
                            '(server.ca_file, server.ssl_context())')
@@ -3537,6 +3716,8 @@ if 'pytest' in sys.modules:
         coverage_fail_under(config)  # a value that is no percent stops the run before it starts
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
                                 'malformed requests on purpose (petstore_fail_on_bad_requests)')
+        config.addinivalue_line('markers', 'petstore_allows_unmatched_requests: this test sends '
+                                'requests no operation answers on purpose')
         config.addinivalue_line('markers', 'petstore_allows_unused_faults: this test may leave '
                                 'a queued fault unused (petstore_fail_on_unused_faults)')
 
@@ -3559,26 +3740,32 @@ if 'pytest' in sys.modules:
                     f'in this test, {unused}\n(if the test leaves it unused on purpose, mark it '
                     '@pytest.mark.petstore_allows_unused_faults, or set the ini option '
                     'petstore_fail_on_unused_faults = false)', pytrace=False) from None
-        if (request.config.getini('petstore_fail_on_bad_requests')
-                and not request.node.get_closest_marker('petstore_allows_bad_requests')
-                and (refused := list(filter(is_refused_as_malformed, server.requests)))):
-            pytest.fail(f'the code under test sent {len(refused)} request(s) the stub refused as '
-                        'malformed:' + ''.join(f'\n  {describe_call(entry)}: '
-                                               f'{(entry["error"] or {}).get("message", "")}'
-                                               for entry in refused)
-                        + '\n(if the test sends them on purpose, mark it '
-                        '@pytest.mark.petstore_allows_bad_requests)', pytrace=False)
+        for ini, marker, sent, what in GUARDS:
+            if (request.config.getini(ini) and not request.node.get_closest_marker(marker)
+                    and (refused := list(filter(sent, server.requests)))):
+                pytest.fail(f'the code under test sent {len(refused)} request(s) {what}:' + ''.join(
+                    f'\n  {describe_call(entry)}: {(entry["error"] or {}).get("message", "")}'
+                    for entry in refused) + f'\n(if the test sends them on purpose, mark it '
+                    f'@pytest.mark.{marker})', pytrace=False)
+
+    #: What a test may be failed for sending: ini option, marker, which requests, what they are.
+    GUARDS = [('petstore_fail_on_bad_requests', 'petstore_allows_bad_requests',
+               is_refused_as_malformed, 'the stub refused as malformed'),
+              ('petstore_fail_on_unmatched_requests', 'petstore_allows_unmatched_requests',
+               lambda entry: entry['unmatched'], 'that no operation answered')]
 
     @pytest.fixture
-    def petstore_app(petstore_api_key: str, petstore_staging: bool, petstore_fixtures: Any) -> Any:
+    def petstore_app(petstore_api_key: str, petstore_staging: bool, petstore_fixtures: Any,
+                     petstore_first_id: int, petstore_extra_fields: Any) -> Any:
         """A webtest.TestApp over a fresh in-process app, the Authorization header preset."""
         try:
             import webtest
         except ModuleNotFoundError:
             pytest.fail('the petstore_app fixture needs WebTest: '
                         "pip install 'petstore-stub[pytest]'", pytrace=False)
-        app = create_stub(api_keys=[petstore_api_key], admin=True,
-                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)
+        app = create_stub(StubStore(first_id=petstore_first_id), [petstore_api_key], admin=True,
+                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH,
+                          extra_fields=petstore_extra_fields)
         if petstore_fixtures:
             app.load_fixtures(petstore_fixtures)
         client = webtest.TestApp(app)

@@ -55,6 +55,9 @@ test('the coverage counts what the calls met of the description, and is cleared'
     documented: 18,
     faults: { truncate: 1 },
     deprecated: { getPet: { calls: 2, hint } },
+    unmatched: [],
+    float_ids: 0,
+    extra_fields: [],
   });
   assert.equal((await admin('DELETE', 'coverage')).status, 204);
   assert.equal((await admin('GET', 'coverage')).body.met, 0);

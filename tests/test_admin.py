@@ -52,9 +52,20 @@ def journal(admin):
     pytest.param({'operation': 'createPet', 'headers': {'content-type': 'application/json'}}, 2,
                  id='a header, in any case'),
     pytest.param({'operation': 'getPet', 'json': None}, 0, id='null as not given'),
+    pytest.param({'operation': 'createPet', 'json_including': {'name': 'Rex'}}, 1,
+                 id='a body holding at least'),
+    pytest.param({'operation': 'createPet', 'json': {'name': 'Rex'}}, 0, id='a whole body'),
 ])
 def test_count_counts_the_calls_that_match_every_part(journal, call, count):
     assert journal.post_json('/__admin/requests/count', call).json == {'count': count}
+
+
+@pytest.mark.parametrize('call', [{'operation': 'createPet', 'json': REX, 'json_including': REX},
+                                  {'operation': 'createPet', 'json_including': ['Rex']}])
+def test_json_including_is_an_object_given_instead_of_json(journal, call):
+    response = journal.post_json('/__admin/requests/count', call, status=400)
+    assert response.json['message'].startswith('json_including is an object the body holds at '
+                                                'least, given instead of json; got {')
 
 
 def test_assert_that_holds_says_how_many_matched(journal):
@@ -270,7 +281,8 @@ def test_a_fault_is_cancelled_by_its_id_and_the_others_stay(admin):
 
 def test_the_settings_name_the_delays_chaos_and_what_is_queued(admin):
     assert admin.get('/__admin/settings').json == {
-        'delays': [], 'chaos': None, 'faults_queued': 0, 'journal_size': stub.JOURNAL_SIZE}
+        'delays': [], 'chaos': None, 'faults_queued': 0, 'journal_size': stub.JOURNAL_SIZE,
+        'extra_fields': {'operations': [], 'seed': None}}
     admin.post_json('/__admin/faults', {'fault': 503, 'route': 'createPet'})
     admin.post_json('/__admin/chaos', {'rate': 0.25, 'seed': 3})
     admin.post_json('/__admin/delay', {'seconds': 0.5, 'route': 'getPet'})

@@ -44,6 +44,33 @@ def test_assert_called_passes_when_a_request_matches(app, what, expected):
     app.assert_called(what, **expected)
 
 
+def test_json_including_matches_a_body_that_holds_at_least_its_fields_nested_ones_too():
+    app = stub.create_stub()
+    webtest.TestApp(app).post_json('/v1/pets', {'name': 'Kiwi', 'categoryId': 3}, headers=AUTH,
+                                   status=201)
+    app.assert_called('createPet', json=stub.Including({'name': 'Kiwi'}), times=1)
+    assert not app.find_requests('createPet', json={'name': 'Kiwi'})  # json= is the whole body
+    assert stub.same_json(stub.Including({'a': {'b': 1}, 'c': [{'d': 2}]}),
+                          {'a': {'b': 1, 'x': 0}, 'c': [{'d': 2, 'y': 0}], 'z': 0})
+    assert not stub.same_json(stub.Including({'c': [{'d': 2}]}), {'c': [{'d': 2}, {'d': 3}]})
+    assert not stub.same_json({'a': {'b': 1}}, {'a': {'b': 1, 'x': 0}})  # exact, nested too
+
+
+def test_a_partial_match_that_fails_shows_its_differences_and_not_the_fields_it_leaves_out(app):
+    assert failure(app.assert_called, 'createPet',
+                   json=stub.Including({'name': 'Bella', 'categoryId': 3})) == '''\
+createPet was not called with json_including=Including({'name': 'Bella', 'categoryId': 3}).
+Recorded createPet requests (2):
+  1. POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}
+  2. POST /v1/pets -> 201 {"name": "Bella", "categoryId": 2, "status": "sold"}
+The closest, #2, differs in:
+  categoryId: expected 3, sent 2'''
+
+
+def test_a_query_matches_when_it_holds_at_least_the_parameters_given(app):
+    app.assert_called('listPets', query={'status': 'sold'})  # limit=5 was sent too
+
+
 def test_assert_not_called_passes_when_nothing_matches(app):
     app.assert_not_called('getPet')
     app.assert_not_called('GET /pets/1')

@@ -303,6 +303,10 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--chaos', '0.1', '--seed', '1_000'], {}, "got '1_000'", id='--seed 1_000'),
     pytest.param(['--chaos', '0.1', '--seed', '-1'], {}, "got '-1'", id='--seed -1'),
     pytest.param(['--chaos', '0.1', '--seed', '7.0'], {}, "got '7.0'", id='--seed 7.0'),
+    pytest.param(['--first-id', '0'], {}, "a first id is a whole number from 1 to "
+                 "9223372036854775807; got '0'", id='--first-id 0'),
+    pytest.param(['--first-id', str(2 ** 63)], {}, f"got '{2 ** 63}'", id='--first-id 2**63'),
+    pytest.param(['--first-id', '1e16'], {}, "got '1e16'", id='--first-id 1e16'),
     pytest.param(['--delay', '61'], {}, 'seconds must be a number of seconds from 0 to 60; '
                  "got '61'", id='--delay 61'),
     pytest.param(['--delay', 'uniform:0.3:0.1'], {}, 'lower must be at most upper; '
@@ -409,6 +413,12 @@ def test_delays_per_route_and_drawn_from_a_distribution_are_set_and_named(capsys
     assert ('delay: every createPet request waits a median of 0.1 s (lognormal, sigma 0.5, '
             'at most 2 s) first, from seed 7') in out
     assert 'delay: every API request waits 0 to 0.01 s (uniform) first, from seed 7' in out
+
+
+def test_first_id_gives_new_pets_ids_from_it():
+    assert main(['--port', '0', '--db', ':memory:', '--first-id', str(2 ** 53 + 1)],
+                server_class=NotServing) == 0
+    assert SERVED[0].app.add_pet('Rex', 1)['id'] == 2 ** 53 + 1
 
 
 def test_delay_holds_every_api_request_and_the_banner_says_so(capsys):

@@ -400,6 +400,117 @@ def test_the_admin_endpoint_refusing_a_route_names_null(admin_client):
     assert 'or null; got' in response.json['message']
 
 
+# -- the client bugs the spec allows: fields it does not know, requests nothing answers ----
+
+PET_FIELDS = {'id', 'name', 'categoryId', 'status'}
+
+
+def test_extra_fields_give_each_pet_the_same_fields_the_document_lacks_in_every_answer():
+    client = make_client(stub.create_stub(extra_fields=True, seed=7))
+    created = client.post_json('/v1/pets', REX, status=201).json
+    extra = {name: value for name, value in created.items() if name not in PET_FIELDS}
+    assert {name: type(value) for name, value in extra.items()} == {
+        'tags': list, 'createdAt': str, 'weightKg': float, 'owner': dict}
+    assert client.get('/v1/pets/1').json == created == client.get('/v1/pets').json[0]
+    assert client.get('/v1/pets/1').headers['Content-Length'] == str(
+        len(client.get('/v1/pets/1').body))
+
+
+def test_a_seed_repeats_the_extra_fields_and_another_seed_changes_them():
+    def pet(seed):
+        client = make_client(stub.create_stub(extra_fields=['getPet'], seed=seed))
+        client.post_json('/v1/pets', REX, status=201)
+        return client.get('/v1/pets/1').json
+    assert pet(7) == pet(7) != pet(8)
+
+
+def test_extra_fields_go_to_the_operations_named_and_a_reset_goes_back_to_the_start():
+    app = stub.create_stub()
+    client = make_client(app)
+    assert set(client.post_json('/v1/pets', REX, status=201).json) == PET_FIELDS
+    assert app.set_extra_fields(['getPet'], seed=3) == {'operations': ['getPet'], 'seed': 3}
+    assert set(client.get('/v1/pets').json[0]) == PET_FIELDS
+    assert set(client.get('/v1/pets/1').json) > PET_FIELDS
+    assert app.settings()['extra_fields'] == {'operations': ['getPet'], 'seed': 3}
+    app.reset()
+    app.add_pet('Rex', 1, 'available')
+    assert set(client.get('/v1/pets/1').json) == PET_FIELDS
+
+
+@pytest.mark.parametrize('operations, seed', [(['deletePet'], None), ('getPet', None),
+                                              (True, -1), (True, 'x')])
+def test_extra_fields_for_no_pet_answer_or_with_a_bad_seed_are_refused(operations, seed):
+    with pytest.raises(ValueError, match='operations must be true, false, or a list of listPets, '
+                                         'createPet, getPet|seed must be a whole number'):
+        stub.create_stub().set_extra_fields(operations, seed)
+
+
+def test_the_admin_call_sets_extra_fields_and_refuses_what_is_not_a_setting():
+    admin = make_client(stub.create_stub(admin=True))
+    setting = admin.post_json('/__admin/extra-fields', {}).json
+    assert setting['operations'] == ['createPet', 'getPet', 'listPets'] and setting['seed'] >= 0
+    assert admin.post_json('/__admin/extra-fields', {'operations': ['getPet'], 'seed': 1},
+                           ).json == {'operations': ['getPet'], 'seed': 1}
+    refused = admin.post_json('/__admin/extra-fields', {'operations': 'all'}, status=400).json
+    assert refused['message'] == ('operations must be true, false, or a list of listPets, '
+                                  'createPet, getPet; got "all"')
+    assert admin.get('/__admin/settings').json['extra_fields'] == {'operations': ['getPet'],
+                                                                   'seed': 1}
+
+
+def test_a_strict_client_passes_by_default_and_fails_on_the_fields_the_document_lacks():
+    pydantic = pytest.importorskip('pydantic')
+
+    class Pet(pydantic.BaseModel, extra='forbid'):  # as a generated client's model may be
+        id: int
+        name: str
+        categoryId: int
+        status: str | None = None
+
+    for extra_fields in (False, True):
+        client = make_client(stub.create_stub(extra_fields=extra_fields))
+        answer = client.post_json('/v1/pets', REX, status=201).json
+        if not extra_fields:
+            assert Pet.model_validate(answer).id == 1
+            continue
+        with pytest.raises(pydantic.ValidationError, match='Extra inputs are not permitted'):
+            Pet.model_validate(answer)
+
+
+def test_the_requests_no_operation_answered_are_listed_with_what_the_stub_answered():
+    app = stub.create_stub(admin=True)
+    client = make_client(app)
+    client.get('/v1/pets')
+    client.get('/v1/pest', status=404)  # a typo
+    client.delete('/v1/pets/1', status=405)  # a method the path does not take
+    client.post_json('/v1/pets', REX, headers={'Authorization': 'Bearer wrong'}, status=401)
+    client.get('/pets', headers={'Authorization': ''}, status=401)  # no route, no key
+    client.get('/v1/pets/1', status=404)  # an operation's answer
+    unmatched = app.unmatched_requests()
+    assert [(entry['method'], entry['path'], entry['status'], entry['error']['code'])
+            for entry in unmatched] == [('GET', '/v1/pest', 404, 'not_found'),
+                                        ('DELETE', '/v1/pets/1', 405, 'method_not_allowed'),
+                                        ('GET', '/pets', 401, 'unauthorized')]
+    assert client.get('/__admin/requests/unmatched').json == unmatched
+    assert [entry['unmatched'] for entry in app.requests] == [False, True, True, False, True,
+                                                              False]
+
+
+def test_requests_the_server_refused_before_routing_are_unmatched_and_a_preflight_is_not():
+    with stub.serve(cors=True) as server:
+        with socket.create_connection(('127.0.0.1', server.port), timeout=5) as raw:
+            raw.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n')
+            raw.recv(4096)
+        for method, headers in (('GET', {'Host': 'evil.example', **AUTH}), ('OPTIONS', {
+                'Origin': 'https://app.example', 'Access-Control-Request-Method': 'POST'})):
+            connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=5)
+            connection.request(method, '/v1/pets', headers=headers)
+            connection.getresponse().read()
+            connection.close()
+        assert [(entry['status'], entry['unmatched']) for entry in server.requests] == [
+            (400, True), (421, True), (204, False)]
+
+
 # -- the admin endpoints ---------------------------------------------------------
 
 @pytest.fixture

@@ -60,6 +60,29 @@ def test_node_fetch_trusts_the_ca_the_stub_made_through_node_extra_ca_certs(tmp_
         assert stub_process.stop(signal.SIGTERM) == 0
 
 
+#: A client that keeps ids as JavaScript numbers: it creates a pet, then asks for it by its id.
+ROUND_TRIP = """
+const [url, key] = process.argv.slice(1);
+const headers = {Authorization: `Bearer ${key}`, 'Content-Type': 'application/json'};
+const created = JSON.parse(await (await fetch(url + '/pets', {method: 'POST', headers,
+  body: JSON.stringify({name: 'Rex', categoryId: 1})})).text());
+const answer = await fetch(`${url}/pets/${created.id}`, {headers});
+console.log(answer.status, JSON.parse(await answer.text()).message);
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which('node') is None, reason='fetch runs on Node')
+def test_a_node_client_that_parses_ids_as_numbers_is_told_past_2_53_why_its_pet_is_not_found():
+    with stub.serve(first_id=2 ** 53 + 1) as server:
+        result = subprocess.run(['node', '--input-type=module', '-e', ROUND_TRIP, server.url,
+                                 server.api_key], capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (0, '')
+    assert result.stdout == ('404 no pet has id 9007199254740992; pet 9007199254740993 has an id '
+                             'a 64-bit float rounds to it: the client may hold ids as '
+                             'floating-point numbers\n')
+
+
 ROOT = SUITE.parent.parent
 NODE_MODULES = ROOT / '.ci' / 'node' / 'node_modules'
 TYPED_CLIENT = SUITE.parent / 'typed_client.mts'

@@ -126,6 +126,18 @@ def test_the_statuses_the_app_returns_are_described(status, body):
     assert str(status) in responses or 'default' in responses
 
 
+@pytest.mark.parametrize('extra_fields', [False, True])
+def test_every_answer_with_pets_is_what_the_document_describes_with_extra_fields_or_without(
+        document, extra_fields):
+    client = make_client(stub.create_stub(extra_fields=extra_fields))
+    answers = [client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}),
+               client.get('/v1/pets/1'), client.get('/v1/pets')]
+    for response, schema in zip(answers, ('Pet', 'Pet', 'Pets')):
+        assert ('tags' in json.dumps(response.json)) is extra_fields
+        validate_schema(response.json, {'$ref': f'#/components/schemas/{schema}',
+                                        'components': document['components']}, cls=OAS30Validator)
+
+
 def test_the_document_agrees_with_the_code_on_every_number_and_date(document):
     text = json.dumps(document)
     for value in (stub.SUNSET, f'@{stub.DEPRECATED_SINCE}', str(stub.MAX_BODY_BYTES),
@@ -176,7 +188,8 @@ def test_the_admin_document_names_the_fault_kinds_and_operations_the_code_has(ad
     assert set(schemas['CallAssertion']['properties']) == {*schemas['CallFilter']['properties'],
                                                            'times'}
     assert set(schemas['JournalEntry']['required']) == {
-        *stub.journal_entry({'REQUEST_METHOD': 'GET'}, stub.Exchange(0), b''), 'sequence'}
+        *stub.journal_entry({'REQUEST_METHOD': 'GET'}, stub.Exchange(0), b''), 'sequence',
+        'unmatched'}
 
 
 def test_the_admin_answers_are_what_the_admin_document_describes(admin_document):
@@ -201,6 +214,12 @@ def test_the_admin_answers_are_what_the_admin_document_describes(admin_document)
         '/__admin/requests/assert', {'operation': 'createPet', 'json': {'name': 'Kiwi'},
                                      'query': {'x': 1}, 'headers': {'X-Trace': 'a'}},
         status=409)))
+    answers.append(('post', '/extra-fields', client.post_json(
+        '/__admin/extra-fields', {'operations': ['getPet']})))
+    client.get('/v1/nowhere', status=404)
+    answers.append(('get', '/requests/unmatched', client.get('/__admin/requests/unmatched')))
+    answers.append(('get', '/coverage', client.get('/__admin/coverage')))
+    answers.append(('get', '/settings', client.get('/__admin/settings')))
     answers.append(('get', '/health', client.get('/__admin/health')))
     for method, path, response in answers:
         described = admin_document['paths'][path][method]['responses'][str(response.status_int)]

@@ -147,6 +147,33 @@ def test_a_fault_the_test_never_uses_passes_when_allowed(pytester, source, ini):
     result.assert_outcomes(passed=1)
 
 
+FIRST_ID_TESTS = """
+def test_over_http(petstore_server):
+    assert petstore_server.add_pet('Rex', 1)['id'] == 2 ** 53 + 1
+
+
+def test_in_process(petstore_app):
+    pet = petstore_app.post_json('/v1/pets', {'name': 'Kiwi', 'categoryId': 3}, status=201).json
+    assert pet['id'] == 2 ** 53 + 1
+"""
+
+
+@pytest.mark.slow
+def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytester):
+    pytester.makeini(f'[pytest]\npetstore_first_id = {2 ** 53 + 1}\n')
+    pytester.makepyfile(test_ids=FIRST_ID_TESTS)
+    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
+
+
+@pytest.mark.slow
+def test_a_petstore_first_id_out_of_range_stops_the_tests_that_need_it(pytester):
+    pytester.makeini('[pytest]\npetstore_first_id = 0\n')
+    pytester.makepyfile(test_ids=FIRST_ID_TESTS)
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.stdout.fnmatch_lines(['*petstore_first_id is from 1 to 9223372036854775807; got *0*'])
+    assert result.ret != 0
+
+
 @pytest.mark.slow  # a Python process of its own, which has not imported pytest
 def test_serving_never_imports_pytest():
     code = 'import sys, petstore_stub; print("pytest" in sys.modules)'
@@ -257,3 +284,73 @@ def test_a_fail_under_that_is_no_percent_stops_the_run_before_it_starts(pytester
     assert f"petstore_coverage_fail_under is a percent from 0 to 100; got '{least}'" in (
         result.stderr.str())
     assert 'passed' not in result.stdout.str()
+
+
+CLIENT_BUGS = '''
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+
+def call(server, path):
+    request = urllib.request.Request(server.url + path, headers=server.headers)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+@MARK
+def test_a_typo(petstore_server):
+    assert call(petstore_server, '/pest') == 404
+
+
+def test_a_float_id(petstore_server):
+    petstore_server.add_pet('Rex', 1)
+    assert call(petstore_server, '/pets/9007199254740992') == 404
+
+
+def test_a_new_field(petstore_server):
+    petstore_server.add_pet('Rex', 1)
+    assert 'tags' in call(petstore_server, '/pets/9007199254740993')
+'''
+CLIENT_BUGS_INI = f'''[pytest]
+petstore_first_id = {2 ** 53 + 1}
+petstore_extra_fields = getPet
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('workers, runs', [
+    pytest.param([], 1, id='one process'),
+    pytest.param(['-n', '2', '--dist', 'each'], 2, id='each test on two xdist workers')])
+def test_the_summary_names_unmatched_requests_ids_a_float_rounded_and_extra_fields(
+        pytester, workers, runs):
+    pytester.makeini(CLIENT_BUGS_INI)
+    pytester.makepyfile(test_bugs=CLIENT_BUGS.replace('@MARK\n', ''))
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', *workers)
+    result.assert_outcomes(passed=3 * runs)
+    result.stdout.fnmatch_lines([
+        'answered with fields the document does not describe: getPet',
+        f'asked for ids a 64-bit float rounded, {["once", "twice"][runs - 1]}: the client may '
+        'hold ids as floating-point numbers',
+        f'requests no operation answered ({runs}):',
+        '  GET /v1/pest -> 404 not_found'])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('mark, outcomes', [('', {'passed': 3, 'errors': 1}),
+                                            ('@pytest.mark.petstore_allows_unmatched_requests',
+                                             {'passed': 3})])
+def test_the_unmatched_guard_fails_a_test_whose_client_sent_a_request_nothing_answered(
+        pytester, mark, outcomes):
+    pytester.makeini(CLIENT_BUGS_INI + 'petstore_fail_on_unmatched_requests = true\n')
+    pytester.makepyfile(test_bugs=CLIENT_BUGS.replace('@MARK', mark))
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(**outcomes)
+    guarded = ('the code under test sent 1 request(s) that no operation answered:\n'
+               '  GET /v1/pest -> 404 not_found: ')
+    assert (guarded in result.stdout.str()) == (not mark)

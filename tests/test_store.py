@@ -361,6 +361,54 @@ def test_ids_continue_after_a_restart(tmp_path):
 
 
 
+#: The first int past what a 64-bit float holds exactly: 2**53 + 1 reads back as 2**53.
+PAST_2_53 = 2 ** 53 + 1
+
+
+@pytest.mark.parametrize('first_id', [1, PAST_2_53, stub.INT64_MAX])
+def test_ids_start_at_the_first_id_and_a_reset_goes_back_to_it(tmp_path, first_id):
+    for store in (stub.PetStore(first_id), StubStore(tmp_path / 'pets.json', first_id=first_id)):
+        with store:
+            assert store.add(REX)['id'] == first_id
+            store.reset()
+            assert store.add(MYSTERY)['id'] == first_id
+            assert fetched(store, first_id) == {'id': first_id, **MYSTERY}
+
+
+@pytest.mark.parametrize('first_id', [0, -1, stub.INT64_MAX + 1, True, 2.0, '5', None])
+def test_a_first_id_that_is_no_int64_from_1_is_refused(first_id):
+    with pytest.raises(ValueError, match='the first id is a whole number from 1 to '):
+        stub.PetStore(first_id)
+
+
+def test_the_ids_past_the_first_id_run_out_at_int64_s_maximum_with_a_507():
+    top = stub.StubStore(first_id=stub.INT64_MAX - 1)
+    assert [pet['id'] for pet in top.add_many([REX, REX])] == [stub.INT64_MAX - 1, stub.INT64_MAX]
+    with pytest.raises(stub.ApiError) as refused:
+        top.add(REX)
+    assert (refused.value.status_code, refused.value.code) == (507, 'ids_exhausted')
+
+
+def test_ids_from_a_first_id_survive_a_restart_and_are_never_given_twice(tmp_path):
+    path = tmp_path / 'pets.json'
+    with StubStore(path, first_id=PAST_2_53) as store:
+        store.add_many([REX, MYSTERY])
+    with StubStore(path) as reopened:  # started without it: it goes on after the last id given
+        assert reopened.add(REX)['id'] == PAST_2_53 + 2
+    with StubStore(path, first_id=10 ** 17) as moved:  # a first id past the last moves them on
+        assert moved.add(REX)['id'] == 10 ** 17
+
+
+@pytest.mark.parametrize('asked, twin', [
+    (2 ** 53, PAST_2_53),  # JSON.parse('9007199254740993') is 9007199254740992
+    (2 ** 53 + 4, 2 ** 53 + 3),  # and '...995' is ...996: rounding to even goes up too
+    (2 ** 53 + 1, None), (2 ** 53 - 1, None), (2 ** 53 + 8, None), (1, None)])
+def test_a_pet_whose_id_a_float_rounds_to_the_id_asked_for_is_named(asked, twin):
+    store = stub.PetStore(PAST_2_53)
+    store.add_many([REX, REX, REX])  # 2**53 + 1, + 2 and + 3
+    assert store.rounded_from(asked) == twin
+
+
 def remove(store, pet_id):
     """A change the API does not make (it removes no pet), made as a DELETE would make it."""
     store.change(lambda tables: stub.Change('remove', 'pets', {pet_id: None}))

@@ -60,4 +60,16 @@ const settings = await admin.GET('/settings');
 check(settings.data?.delays[0]?.route === 'getPet' && settings.data.faults_queued === 0,
       'the settings show the delay, and no fault queued');
 await admin.POST('/delay', { body: { seconds: 0, route: 'getPet' } });
+
+const partial = await admin.POST('/requests/count', {
+  body: { operation: 'createPet', json_including: { name: 'Rex' } } });
+check(partial.data?.count === 2, 'a partial match counts both calls that hold the name');
+await fetch(`${ready.url}/pest`, { headers });  // a typo no operation answers
+const unmatched = await admin.GET('/requests/unmatched');
+check(unmatched.data?.length === 1 && unmatched.data[0]?.status === 404
+      && unmatched.data[0].unmatched, 'the request no operation answered is listed');
+const extra = await admin.POST('/extra-fields', { body: { operations: ['getPet'], seed: 7 } });
+check(extra.data?.seed === 7 && extra.data.operations[0] === 'getPet', 'getPet adds fields');
+const pet = await api.GET('/pets/{petId}', { params: { path: { petId: 1 } } });
+check(pet.data !== undefined && 'tags' in pet.data, 'the pet has a field the document lacks');
 console.log('every admin call, as typed');
