@@ -482,14 +482,14 @@ def test_the_requests_no_operation_answered_are_listed_with_what_the_stub_answer
     client = make_client(app)
     client.get('/v1/pets')
     client.get('/v1/pest', status=404)  # a typo
-    client.delete('/v1/pets/1', status=405)  # a method the path does not take
+    client.patch('/v1/pets/1', status=405)  # a method the path does not take
     client.post_json('/v1/pets', REX, headers={'Authorization': 'Bearer wrong'}, status=401)
     client.get('/pets', headers={'Authorization': ''}, status=401)  # no route, no key
     client.get('/v1/pets/1', status=404)  # an operation's answer
     unmatched = app.unmatched_requests()
     assert [(entry['method'], entry['path'], entry['status'], entry['error']['code'])
             for entry in unmatched] == [('GET', '/v1/pest', 404, 'not_found'),
-                                        ('DELETE', '/v1/pets/1', 405, 'method_not_allowed'),
+                                        ('PATCH', '/v1/pets/1', 405, 'method_not_allowed'),
                                         ('GET', '/pets', 401, 'unauthorized')]
     assert client.get('/__admin/requests/unmatched').json == unmatched
     assert [entry['unmatched'] for entry in app.requests] == [False, True, True, False, True,
