@@ -998,6 +998,12 @@ OPERATIONS = {route.name: route.method for route in create_app().routes}
 #: What a journal entry's ``operation`` may name: an operation, or a document (see add_documents()).
 JOURNALLED = (*OPERATIONS, 'index', 'openapi')
 JOURNAL_BODY_BYTES, JOURNAL_HEADER_CHARS, JOURNAL_TEXT_CHARS = 4096, 4096, 1024
+#: A header or query parameter named as a credential's (not ``Idempotency-Key``, say), any case.
+CREDENTIAL = re.compile(r'auth|token|secret|passw(?:or)?d|cookie|session|signature|credential'
+                        r'|(?:api|access|private|secret)[-_ .]?key', re.IGNORECASE)
+#: The IANA HTTP Authentication Scheme Registry's schemes: what a masked Authorization shows.
+AUTH_SCHEMES = ('basic bearer concealed digest dpop gnap hoba mutual negotiate ntlm oauth '
+                'privatetoken scram-sha-1 scram-sha-256 vapid').split()
 #: How many recorded requests the message of a failed assertion lists, and differences of one.
 CALLS_SHOWN, DIFFERENCES_SHOWN = 5, 20
 CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
@@ -1006,7 +1012,31 @@ FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}  #: what a 'hang' or a 'slow' fault 
 FAULT_SECONDS_MAX = 60.0  #: no fault holds a worker longer
 #: Faults queued at most (every request looks through them), and a fault's times or after at most.
 FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
+DELAY_FIELDS = {'fixed': ('seconds',), 'uniform': ('lower', 'upper'),
+                'lognormal': ('median', 'sigma', 'cap')}
+EXTRA_TAGS = ('friendly', 'vaccinated', 'indoor', 'senior', 'rescue', 'trained')
+#: The operations whose answers hold Pets, which extra fields may be added to.
+PET_ANSWERS = ('listPets', 'createPet', 'getPet')
 EXCHANGE = 'petstore_stub.exchange'  #: the WSGI environ key of a request's Exchange
+#: An answer as WSGI sends it: its status line (``'201 Created'``), its headers, its body.
+Answer = tuple[str, list[tuple[str, str]], Iterable[bytes]]
+#: A node of X-Forwarded-For (RFC 7239, section 6), perhaps with a port; or a bare IPv6 address.
+FORWARDED_NODE = re.compile(
+    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<ipv4>[0-9.]+)|(?P<token>unknown|_[A-Za-z0-9._-]+))'
+    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
+#: A Host header (RFC 3986): a name (``pet_store``, ``ex%41mple``; no comma, which joins a header
+#: sent twice) or an IPv6 address in brackets, perhaps with a zone; then perhaps a port, or ``:``.
+HOST_PATTERN = re.compile(
+    r"(?P<name>[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
+    r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
+PREFLIGHT_HEADERS = [
+    ('Access-Control-Allow-Origin', '*'),
+    ('Access-Control-Allow-Methods', ', '.join([*sorted(set(OPERATIONS.values())), 'OPTIONS'])),
+    ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
+    ('Access-Control-Max-Age', '600'),
+]
+CORS_HEADERS = [('Access-Control-Allow-Origin', '*'), (
+    'Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, WWW-Authenticate')]
 
 
 class Exchange:
@@ -1029,10 +1059,6 @@ class Exchange:
         self.hold = 0.0  #: the seconds its fault takes: a hang's, once journalled; a slow answer's
         self.stop = False  #: the server stops once this answer is sent (a shutdown)
         self.extra = False  #: its Pets carried fields the document does not describe
-
-
-#: An answer as WSGI sends it: its status line (``'201 Created'``), its headers, its body.
-Answer = tuple[str, list[tuple[str, str]], Iterable[bytes]]
 
 
 class Controls:
@@ -1666,14 +1692,6 @@ def request_headers(environ: dict, api_keys: Sequence[str] | None = ()
     return headers, False
 
 
-#: A header or query parameter named as a credential's (not ``Idempotency-Key``, say), any case.
-CREDENTIAL = re.compile(r'auth|token|secret|passw(?:or)?d|cookie|session|signature|credential'
-                        r'|(?:api|access|private|secret)[-_ .]?key', re.IGNORECASE)
-#: The IANA HTTP Authentication Scheme Registry's schemes: what a masked Authorization shows.
-AUTH_SCHEMES = ('basic bearer concealed digest dpop gnap hoba mutual negotiate ntlm oauth '
-                'privatetoken scram-sha-1 scram-sha-256 vapid').split()
-
-
 def without_credentials(quoted: str) -> str:
     """Quoted request text, a user:password@ masked, cut where a credential header begins."""
     quoted = re.sub(r'[^\s\'"/]*@', '<redacted>@', quoted)
@@ -1772,18 +1790,6 @@ def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
                     f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
 
 
-#: A node of X-Forwarded-For (RFC 7239, section 6), perhaps with a port; or a bare IPv6 address.
-FORWARDED_NODE = re.compile(
-    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<ipv4>[0-9.]+)|(?P<token>unknown|_[A-Za-z0-9._-]+))'
-    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
-
-#: A Host header (RFC 3986): a name (``pet_store``, ``ex%41mple``; no comma, which joins a header
-#: sent twice) or an IPv6 address in brackets, perhaps with a zone; then perhaps a port, or ``:``.
-HOST_PATTERN = re.compile(
-    r"(?P<name>[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
-    r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
-
-
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
     """A 421 for a Host neither loopback nor allowed: a page's name pointed here (DNS rebinding)."""
     host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
@@ -1830,16 +1836,6 @@ def preflight(environ: dict, exchange: Exchange, allow: bool) -> Answer | None:
                        'origin, and cross-origin calls are off: start the stub with --cors to let '
                        'pages on any origin call the API')
     return None
-
-
-PREFLIGHT_HEADERS = [
-    ('Access-Control-Allow-Origin', '*'),
-    ('Access-Control-Allow-Methods', ', '.join([*sorted(set(OPERATIONS.values())), 'OPTIONS'])),
-    ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
-    ('Access-Control-Max-Age', '600'),
-]
-CORS_HEADERS = [('Access-Control-Allow-Origin', '*'), (
-    'Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, WWW-Authenticate')]
 
 
 def log_line(client: str, request: str, status: str, duration: str) -> str:
@@ -1965,11 +1961,6 @@ def with_extra_fields(data: bytes, seed: int) -> bytes:
     return (json.dumps(answer, ensure_ascii=False) + '\n').encode()
 
 
-EXTRA_TAGS = ('friendly', 'vaccinated', 'indoor', 'senior', 'rescue', 'trained')
-#: The operations whose answers hold Pets, which extra fields may be added to.
-PET_ANSWERS = ('listPets', 'createPet', 'getPet')
-
-
 def parse_extra_fields(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     fields = fields_of(document, 'extra fields', operations=True, seed=None)
     operations = given = fields['operations']
@@ -2044,10 +2035,6 @@ def parse_chaos(document: Mapping[str, Any], nothing: str = 'null') -> dict:
         raise bad_body('faults must be a list of HTTP error statuses (400..599) and names of '
                        f'{", ".join(FAULT_KINDS)}; got {as_given(faults, nothing)}')
     return {'rate': rate, 'faults': list(faults), 'seed': route_and_seed(chaos, nothing, rate)}
-
-
-DELAY_FIELDS = {'fixed': ('seconds',), 'uniform': ('lower', 'upper'),
-                'lognormal': ('median', 'sigma', 'cap')}
 
 
 def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
