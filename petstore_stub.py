@@ -1084,10 +1084,8 @@ class Controls:
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         """Add a pet, checked as createPet checks one; return it as a Pet."""
-        new_pet = {'name': name, 'categoryId': categoryId}
-        if status is not None:
-            new_pet['status'] = status
-        return self.store.add(parse_new_pet(new_pet))
+        optional = {} if status is None else {'status': status}
+        return self.store.add(parse_new_pet({'name': name, 'categoryId': categoryId, **optional}))
 
     def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
@@ -1545,9 +1543,6 @@ class Coverage:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        #: Calls by (operation, status as described: '200', ..., or 'default'); faults by kind.
-        self._calls: collections.Counter[tuple[str, str]] = collections.Counter()
-        self._faults: collections.Counter[str] = collections.Counter()
         self.clear()
 
     def count(self, operation: str | None, entry: dict, extra: bool = False) -> None:
@@ -1568,8 +1563,9 @@ class Coverage:
 
     def clear(self) -> None:
         with self._lock:
-            self._calls.clear()
-            self._faults.clear()
+            #: Calls by (operation, status as described: '200', ..., or 'default'); faults by kind.
+            self._calls: collections.Counter[tuple[str, str]] = collections.Counter()
+            self._faults: collections.Counter[str] = collections.Counter()
             self._unmatched: list[str] = []  #: each request no operation answered, described
             self._float_ids, self._extra = 0, set()  #: ids asked as floats; ops given extra fields
 
@@ -1672,8 +1668,7 @@ def clipped(text: str) -> str:
     return text[:JOURNAL_TEXT_CHARS]
 
 
-def request_headers(environ: dict, api_keys: Sequence[str] | None = ()
-                    ) -> tuple[dict[str, str], bool]:
+def request_headers(environ: dict, api_keys: Sequence[str] | None) -> tuple[dict[str, str], bool]:
     """The headers, credentials masked (None: none), and whether any were cut; UTF-8 where so."""
     headers: dict[str, str] = {}
     room = JOURNAL_HEADER_CHARS
@@ -1963,7 +1958,7 @@ def with_extra_fields(data: bytes, seed: int) -> bytes:
 
 def parse_extra_fields(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     fields = fields_of(document, 'extra fields', operations=True, seed=None)
-    operations = given = fields['operations']
+    given = fields['operations']
     operations = PET_ANSWERS if given is True else [] if given is False else given
     if not (isinstance(operations, (list, tuple)) and set(operations) <= set(PET_ANSWERS)):
         raise bad_body(f'operations must be true, false, or a list of {", ".join(PET_ANSWERS)}; '
