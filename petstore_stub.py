@@ -1151,9 +1151,8 @@ class Controls:
     def set_extra_fields(self, operations: Sequence[str] | bool = True,
                          seed: int | None = None) -> dict:
         """Give each Pet that ``operations`` answer (True: all of PET_ANSWERS; False: none) fields
-        the document does not describe (``tags``, ``createdAt``, ``weightKg``, ``owner``), as a
-        later version of the API might; drawn from ``seed`` (chosen if None) and the pet's id, so
-        alike in every answer. A reset goes back to the stub's start. Returns the setting."""
+        a later version of the API might add (``tags``, ``createdAt``, ``weightKg``, ``owner``),
+        drawn from ``seed`` (chosen if None) and its id. A reset goes back to the stub's start."""
         self.faults.extra_fields = as_value_error(
             parse_extra_fields, {'operations': operations, 'seed': seed}, nothing='None')
         return self.faults.extra_fields
@@ -1164,9 +1163,8 @@ class Controls:
         return self.journal.entries()
 
     def unmatched_requests(self) -> list[dict]:
-        """The journal's requests no operation answered: those no route takes (a path outside the
-        API, a method its path does not take) and those refused before routing (a malformed
-        request, a foreign Host); a 401 on an operation's path is not one."""
+        """The journal's requests no operation answered: no route takes its path and method, or it
+        was refused before routing (malformed, foreign Host); a 401 on a route's path is not one."""
         return [entry for entry in self.requests if entry['unmatched']]
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
@@ -1944,8 +1942,7 @@ def with_length(headers: list[tuple[str, str]], data: bytes) -> list[tuple[str, 
 
 
 def with_extra_fields(data: bytes, seed: int) -> bytes:
-    """An answer's Pet or Pets, each with fields the document does not describe, as a later
-    version of the API might add them; drawn from ``seed`` and its id: alike in every answer."""
+    """An answer's Pet or Pets with set_extra_fields()'s fields, drawn from ``seed`` and its id."""
     answer = json.loads(data)
     for pet in answer if isinstance(answer, list) else [answer]:
         draw = random.Random(f'{seed}:{pet["id"]}')  # a str seeds alike in every process
