@@ -1033,8 +1033,7 @@ PREFLIGHT_HEADERS = [
     ('Access-Control-Allow-Origin', '*'),
     ('Access-Control-Allow-Methods', ', '.join([*sorted(set(OPERATIONS.values())), 'OPTIONS'])),
     ('Access-Control-Allow-Headers', 'Authorization, Content-Type'),
-    ('Access-Control-Max-Age', '600'),
-]
+    ('Access-Control-Max-Age', '600')]
 CORS_HEADERS = [('Access-Control-Allow-Origin', '*'), (
     'Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, WWW-Authenticate')]
 
@@ -1128,9 +1127,8 @@ class Controls:
 
     def set_delay(self, seconds: float | None = None, *, distribution: str = 'fixed',
                   lower: float | None = None, upper: float | None = None,
-                  median: float | None = None, sigma: float | None = None,
-                  cap: float | None = None, route: str | None = None,
-                  seed: int | None = None) -> dict:
+                  median: float | None = None, sigma: float | None = None, cap: float | None = None,
+                  route: str | None = None, seed: int | None = None) -> dict:
         """Hold each API request (to ``route``, an operationId, if given; once its key is accepted)
         for ``seconds``, or a draw from a ``uniform`` (``lower`` to ``upper``) or ``lognormal``
         distribution (``median``, ``sigma``, at most ``cap``) seeded by ``seed``, so a run repeats.
@@ -1240,8 +1238,7 @@ class StubApp(Controls):
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         """A request's way, each step read top to bottom; every answer leaves through respond()."""
-        exchange = environ.get(EXCHANGE)
-        if exchange is None:  # in process: no server made one
+        if (exchange := environ.get(EXCHANGE)) is None:  # in process: no server made one
             exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
         started = time.perf_counter()
         route_as_sent(environ)  # what every step sees: the path as the client sent it
@@ -1508,10 +1505,8 @@ class Journal:
         self._cut_at = 0  #: requests that arrived before it are not recorded
 
     def keep_body(self, environ: dict) -> KeptBody | None:
-        if not self._entries.maxlen or (self.admin and is_admin_call(environ)
-                                        or environ['PATH_INFO'] == FAVICON):
-            return None
-        return KeptBody(environ)
+        passed_by = self.admin and is_admin_call(environ) or environ['PATH_INFO'] == FAVICON
+        return KeptBody(environ) if self._entries.maxlen and not passed_by else None
 
     def record(self, environ: dict, exchange: Exchange, body: bytes, operation: str | None) -> None:
         entry = journal_entry(environ, exchange, body, self.api_keys)
@@ -1647,16 +1642,15 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
     headers, headers_cut = request_headers(environ, api_keys)
     status = None if exchange.close else exchange.status
     error = exchange.error if status and status >= 400 else None
-    return {
-        'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
-        'path': clipped(path if api_keys is None else masked_path(path)),
-        'query': clipped(query if api_keys is None else masked_query(query)),
-        'operation': exchange.operation, 'headers': headers,
-        'body': body[:JOURNAL_BODY_BYTES + 1], 'status': status,
-        'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
-        'fault': exchange.fault, 'time': time.time(),
-        'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
-                      or max(len(path), len(query)) > JOURNAL_TEXT_CHARS)}
+    return {'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
+            'path': clipped(path if api_keys is None else masked_path(path)),
+            'query': clipped(query if api_keys is None else masked_query(query)),
+            'operation': exchange.operation, 'headers': headers,
+            'body': body[:JOURNAL_BODY_BYTES + 1], 'status': status,
+            'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
+            'fault': exchange.fault, 'time': time.time(),
+            'truncated': (headers_cut or len(body) > JOURNAL_BODY_BYTES
+                          or max(len(path), len(query)) > JOURNAL_TEXT_CHARS)}
 
 
 def clipped(text: str) -> str:
@@ -1675,7 +1669,7 @@ def request_headers(environ: dict, api_keys: Sequence[str] | None) -> tuple[dict
             continue
         name = key.removeprefix('HTTP_').replace('_', '-').title()
         with contextlib.suppress(UnicodeError):  # WSGI gives each byte as a Latin-1 character
-            value = value.encode('latin-1').decode('utf-8')
+            value = utf8(value)
         room -= len(name) + len(value)
         if room < 0:
             return headers, True
