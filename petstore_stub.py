@@ -65,6 +65,7 @@ import argparse
 import base64
 import collections
 import contextlib
+import dataclasses
 import errno
 import functools
 import hashlib
@@ -1038,26 +1039,22 @@ CORS_HEADERS = [('Access-Control-Allow-Origin', '*'), (
     'Access-Control-Expose-Headers', 'Location, Deprecation, Sunset, Link, WWW-Authenticate')]
 
 
+@dataclasses.dataclass(slots=True, eq=False)
 class Exchange:
     """One request and its answer on their way through the fixture server: data only."""
 
-    __slots__ = ('received', 'refusal', 'can_close', 'operation', 'status', 'error', 'fault',
-                 'page', 'close', 'hold', 'stop', 'extra')
-
-    def __init__(self, received: int, refusal: ApiError | None = None,
-                 can_close: bool = False) -> None:
-        self.received = received  #: when its head arrived (time.monotonic_ns())
-        self.refusal = refusal  #: the server's Error for a request it could not parse
-        self.can_close = can_close  #: whether a server can close its connection (not in process)
-        self.operation: str | None = None  #: the route it reached, past the key check
-        self.status: int | None = None  #: the status sent
-        self.error: dict | None = None  #: the code and message of the error sent
-        self.fault: int | str | None = None  #: the fault that fired
-        self.page = False  #: the page was served: a browser's visit, and no call
-        self.close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered
-        self.hold = 0.0  #: the seconds its fault takes: a hang's, once journalled; a slow answer's
-        self.stop = False  #: the server stops once this answer is sent (a shutdown)
-        self.extra = False  #: its Pets carried fields the document does not describe
+    received: int  #: when its head arrived (time.monotonic_ns())
+    refusal: ApiError | None = None  #: the server's Error for a request it could not parse
+    can_close: bool = False  #: whether a server can close its connection (not in process)
+    operation: str | None = None  #: the route it reached, past the key check
+    status: int | None = None  #: the status sent
+    error: dict | None = None  #: the code and message of the error sent
+    fault: int | str | None = None  #: the fault that fired
+    page: bool = False  #: the page was served: a browser's visit, and no call
+    close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered
+    hold: float = 0.0  #: the seconds its fault takes: a hang's, once journalled; a slow answer's
+    stop: bool = False  #: the server stops once this answer is sent (a shutdown)
+    extra: bool = False  #: its Pets carried fields the document does not describe
 
 
 class Controls:
