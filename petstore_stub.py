@@ -3236,6 +3236,15 @@ chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1,
                        'a rate is a decimal such as 0.1, from 0 to 1')
 send_seconds = flag_type(parse_decimal, lambda seconds: 0 < seconds <= 3600,
                          'a send timeout is a decimal such as 2.5, more than 0 and at most 3600')
+extra_fields_flag = flag_type(lambda text: [name.strip() for name in text.split(',')],
+                              lambda operations: set(operations) <= set(PET_ANSWERS),
+                              f'name operations of {", ".join(PET_ANSWERS)}, comma-separated')
+ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
+                                 f'{what} goes in a folder that exists, and is no folder itself')
+                       for what in ('the ready file', 'the CA file'))
+host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
+existing_file = flag_type(Path, lambda path: path.exists() and not path.is_dir(),
+                          'give a file that exists')
 
 
 def delay_flag(text: str) -> dict:
@@ -3269,22 +3278,6 @@ def describe_delay(delay: dict) -> str:
         waits = f'a median of {delay["median"]:g} s (lognormal, sigma {delay["sigma"]:g}{cap})'
     seed = f', from seed {delay["seed"]}' if delay['distribution'] != 'fixed' else ''
     return f'delay: every {delay["route"] or "API"} request waits {waits} first{seed}'
-
-
-def extra_fields_flag(text: str) -> list[str]:
-    operations = [name.strip() for name in text.split(',')]
-    if not set(operations) <= set(PET_ANSWERS):
-        raise argparse.ArgumentTypeError(f'name operations of {", ".join(PET_ANSWERS)}, '
-                                         f'comma-separated; got {text!r}')
-    return operations
-
-
-ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
-                                 f'{what} goes in a folder that exists, and is no folder itself')
-                       for what in ('the ready file', 'the CA file'))
-host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
-existing_file = flag_type(Path, lambda path: path.exists() and not path.is_dir(),
-                          'give a file that exists')
 
 
 class CannotServe(Exception):
