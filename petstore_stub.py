@@ -3137,6 +3137,10 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
 
 DEFAULT_DB, MEMORY_DB = 'petstore.json', ':memory:'
 DEFAULT_PORT = 8080
+#: What begins a file the stub writes, the ready file (JSON) or the CA file (text before a PEM).
+MARK = 'petstore-stub pid {}'
+MARKED = re.compile(rb'(?:\{"written_by": "|written_by: )petstore-stub pid ([0-9]{1,18})'
+                    rb'(?:", "url": "|\n-----BEGIN CERTIFICATE-----\n)')
 
 EXAMPLES = f"""\
 examples:
@@ -3451,12 +3455,6 @@ def remove_if_holding(path: Path, text: str) -> None:
     with contextlib.suppress(OSError, UnicodeError):
         if path.read_text(encoding='utf-8') == text:
             path.unlink()
-
-
-#: What begins a file the stub writes, the ready file (JSON) or the CA file (text before a PEM).
-MARK = 'petstore-stub pid {}'
-MARKED = re.compile(rb'(?:\{"written_by": "|written_by: )petstore-stub pid ([0-9]{1,18})'
-                    rb'(?:", "url": "|\n-----BEGIN CERTIFICATE-----\n)')
 
 
 def left_by_no_stub_running(path: Path) -> bool:
