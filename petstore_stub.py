@@ -2642,9 +2642,8 @@ class Waitress:
             except ValueError as error:  # urllib's, for a target such as http://[x/
                 raise waitress.parser.ParsingError(f'the request target is not a URL: {error}')
             if self.version not in ('1.0', '1.1'):  # waitress would serve 1.2 to 9.9 as 1.0
-                self.error = Waitress.VersionNotSupported(
-                    f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1')
-                self.completed = True
+                self.error, self.completed = Waitress.VersionNotSupported(
+                    f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1'), True
             elif problem := self.problem(encoded):
                 raise waitress.parser.ParsingError(problem)
 
@@ -2654,9 +2653,8 @@ class Waitress:
             chunks, limit = self.body_rcv, self.adj.max_request_body_size
             if (self.chunked and not self.completed and chunks is not None
                     and len(chunks) + chunks.chunk_remainder > limit):
-                self.error = waitress.utilities.RequestEntityTooLarge(
-                    f'exceeds max_body of {limit}')
-                self.completed = True
+                self.error, self.completed = waitress.utilities.RequestEntityTooLarge(
+                    f'exceeds max_body of {limit}'), True
             return consumed
 
         def problem(self, encoded: bool) -> str | None:
@@ -2697,17 +2695,15 @@ class Waitress:
 
         def get_environment(self) -> dict:
             received = getattr(self.request, 'petstore_received', None) or time.monotonic_ns()
-            if self.request.error is None:
-                environ, refusal = super().get_environment(), None
-            else:
-                environ, refusal = self.refusal()
+            environ, refusal = ((super().get_environment(), None) if self.request.error is None
+                                else self.refusal())
             self.exchange = environ[EXCHANGE] = Exchange(received, refusal, can_close=True)
             return environ
 
         def refusal(self) -> tuple[dict, ApiError]:
             """The environ and Error of a refused request, with only its request line, as sent."""
             error = self.request.error  # a waitress.utilities.Error: code, reason, body
-            message = {
+            message = error.body if isinstance(error, Waitress.PlainHttp) else {
                 413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
                      f'{MAX_BODY_BYTES}',
                 431: f'the request headers are over {self.channel.adj.max_request_header_size} '
@@ -2715,8 +2711,6 @@ class Waitress:
                 500: stub_failed().message,  # the app raised: waitress has logged its traceback
             }.get(error.code, 'the request is not valid HTTP: '  # what it quotes may be a secret
                   + re.sub(r'"[^"]*"?', '(as sent)', error.body))
-            if isinstance(error, Waitress.PlainHttp):
-                message = error.body
             # No line for headers too large to read: waitress then stands a 'GET /' in for it.
             line = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
             method, _, target = re.sub(r'[ \t]+', ' ', line.decode('latin-1')).rsplit(
@@ -2853,14 +2847,11 @@ class Waitress:
         wants_write = False  # the handshake waits for the socket to take more
 
         def readable(self) -> bool:
-            if self.tls == 'handshake':
-                return not self.wants_write
-            return bool(super().readable())
+            return not self.wants_write if self.tls == 'handshake' else bool(super().readable())
 
         def writable(self) -> bool:
-            if self.tls == 'handshake':
-                return self.wants_write or self.will_close
-            return super().writable()
+            handshake = self.tls == 'handshake'
+            return (self.wants_write or self.will_close) if handshake else super().writable()
 
         def handle_read(self) -> None:
             if self.tls == 'first byte':
