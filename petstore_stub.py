@@ -2721,9 +2721,8 @@ class Waitress:
             # So waitress closes after it, telling no HTTP/1.0 keep-alive client otherwise.
             self.request.headers['CONNECTION'] = 'close'
             return ({'REQUEST_METHOD': method or '-', 'REQUEST_URI': target, 'PATH_INFO': path,
-                     'QUERY_STRING': target.partition('?')[2], 'SCRIPT_NAME': '',
-                     'REMOTE_ADDR': self.channel.addr[0], 'wsgi.input': io.BytesIO(),
-                     'wsgi.errors': sys.stderr},
+                     'QUERY_STRING': target.partition('?')[2], 'REMOTE_ADDR': self.channel.addr[0],
+                     'SCRIPT_NAME': '', 'wsgi.input': io.BytesIO(), 'wsgi.errors': sys.stderr},
                     ApiError(error.code, error_code_name(error.code), message))
 
         def build_response_header(self) -> bytes:
@@ -2942,9 +2941,8 @@ class Waitress:
     #: waitress's warnings left out: a line per request queued for a worker; truncate's short body.
     QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
-    def __init__(self, app: StubApp, host: str, port: int, threads: int,
-                 tls: ssl.SSLContext | None = None, log: Callable[[str], Any] | None = None,
-                 send_timeout: float = 10.0) -> None:
+    def __init__(self, app: StubApp, host: str, port: int, threads: int, tls: ssl.SSLContext | None,
+                 log: Callable[[str], Any] | None, send_timeout: float) -> None:
         # Filters, not levels, taken off at close(): the host process's loggers stay as they were.
         self._quiet = [(logging.getLogger(name), lambda record, start=start:
                         not record.getMessage().startswith(start))
