@@ -3098,16 +3098,14 @@ def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           journal_size: int = JOURNAL_SIZE, allowed_hosts: Iterable[str] | None = (),
           tls: bool = False, first_id: int = 1,
           extra_fields: Sequence[str] | bool = False) -> Iterator[StubServer]:
-    """Run a stub (admin endpoints on) for the duration of a ``with`` block.
+    """Run a stub (admin endpoints on) for the duration of a ``with`` block, then check() it.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file;
-    new pets' ids start at ``first_id`` (2**53 + 1: past what a 64-bit float holds exactly);
-    ``extra_fields`` is set_extra_fields()'s ``operations``.
+    new pets' ids start at ``first_id``; ``extra_fields`` is set_extra_fields()'s ``operations``.
     Without ``api_key``, the demo key on loopback, elsewhere a random ``server.api_key`` (the demo
     key there: a ValueError, before anything opens). On a loopback ``host``, a Host not loopback nor
     in ``allowed_hosts`` gets a 421 (None: any Host). ``tls=True`` serves HTTPS with a throwaway CA
-    (``server.ca_file``, ``server.ssl_context()``). On leaving the block the server stops, then
-    ``check()`` raises what failed inside it, or a queued fault left unused."""
+    (``server.ca_file``, ``server.ssl_context()``)."""
     (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
     certificate = Tls(tls_names(host, allowed_hosts or ())) if tls else None
     with StubStore(db, first_id=first_id) as store:
@@ -3542,8 +3540,7 @@ if 'pytest' in sys.modules:
 
     @pytest.fixture(scope='session')
     def petstore_extra_fields(pytestconfig: pytest.Config) -> list[str] | bool:
-        """The operations whose Pets carry extra fields (else the ini option petstore_extra_fields:
-        true, or operations' names); override it (session scope)."""
+        """True, or the operations whose Pets carry extra fields (else the ini option); override."""
         names = pytestconfig.getini('petstore_extra_fields')
         if names in (['true'], ['false']):
             return names == ['true']
@@ -3646,8 +3643,7 @@ if 'pytest' in sys.modules:
         parser.addini('petstore_fail_on_bad_requests', type='bool', default=False,
                       help='fail a test whose client sent the petstore_server a malformed request')
         parser.addini('petstore_fail_on_unmatched_requests', type='bool', default=False,
-                      help='fail a test whose client sent the petstore_server a request no '
-                           'operation answered')
+                      help='fail a test whose client sent a request no operation answered')
         parser.addini('petstore_extra_fields', type='args', default=['false'], help='true, or '
                       'the operations whose Pets carry fields the document does not describe')
         parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
@@ -3655,8 +3651,7 @@ if 'pytest' in sys.modules:
         parser.addini('petstore_first_id', default='1', help='the first id the stub gives a new '
                       f'pet, up to {INT64_MAX} ({2 ** 53 + 1}: past what a double holds exactly)')
         parser.addini('petstore_tls', type='bool', default=False,
-                      help='serve petstore_server over HTTPS, with a CA made for the session '
-                           '(server.ca_file, server.ssl_context())')
+                      help='serve petstore_server over HTTPS, with a CA made for the session')
         parser.addini('petstore_coverage', type='bool', default=True,
                       help='at the end, say what the tests met of the API through petstore_server')
         parser.addini('petstore_coverage_fail_under', default='', help='fail the session if the '
