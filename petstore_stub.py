@@ -2475,10 +2475,8 @@ def describe_call(entry: dict) -> str:
     """``POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}``"""
     target = entry['path'] + (f'?{entry["query"]}' if entry['query'] else '')
     outcome = 'no response' if entry['status'] is None else str(entry['status'])
-    if entry.get('error'):
-        outcome += f' {entry["error"]["code"]}'
-    if entry.get('fault') is not None:
-        outcome += f' (fault {entry["fault"]})'
+    outcome += f' {entry["error"]["code"]}' if entry.get('error') else ''
+    outcome += '' if entry.get('fault') is None else f' (fault {entry["fault"]})'
     body = '' if entry['body'] is None else ' ' + json.dumps(entry['body'],
                                                              ensure_ascii=False)[:120]
     return f'{entry["method"]} {target} -> {outcome}{body}'
@@ -2506,10 +2504,9 @@ class Console(logging.handlers.QueueListener):
         self._stream, self._warnings, self.name = stream, warnings, name
         self._broken, self._warned = stream is None, False
         # Its own fd: a write stuck on a stalled pipe holds no lock stdout's flush at exit needs.
-        try:
-            self._descriptor: int | None = os.dup(stream.fileno())
-        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
-            self._descriptor = None
+        self._descriptor: int | None = None
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # UnsupportedOperation: both
+            self._descriptor = os.dup(stream.fileno())
         self.start()
 
     def log(self, line: str) -> None:
@@ -2796,8 +2793,7 @@ class Waitress:
     class Unread(threading.Condition):
         """waitress's lock on a connection's answers. A worker waits on it, without end, while more
         than waitress's high-water mark (16 MB) waits for the client to read; here a client that
-        takes no byte for the send timeout, counted from its request's arrival or the last bytes it
-        took, has its connection closed (given a second at least), and the worker goes free."""
+        takes no byte for the send timeout has its connection closed, and the worker goes free."""
 
         def __init__(self, channel: waitress.channel.HTTPChannel) -> None:
             super().__init__()
@@ -3471,10 +3467,9 @@ def left_by_no_stub_running(path: Path) -> bool:
 
 
 def is_same_file(path: Path, other: Path) -> bool:
-    try:
+    with contextlib.suppress(OSError):  # one is missing
         return os.path.samefile(path, other)
-    except OSError:  # one is missing
-        return os.path.realpath(path) == os.path.realpath(other)
+    return os.path.realpath(path) == os.path.realpath(other)
 
 
 def holding(store: StubStore) -> str:
