@@ -2674,16 +2674,13 @@ class Waitress:
                 return 'the request target holds a character no URL may hold as it is'
             return None
 
-    class PlainHttp(waitress.utilities.BadRequest):
-        """Plain HTTP sent to the HTTPS port."""
-
     class PlainToTls(Parser):
         """Plain HTTP to the HTTPS port: a 400 naming https:// once its head ends or is refused."""
 
         def received(self, data: bytes) -> int:
             consumed = super().received(data)
             if self.headers_finished or self.error is not None:
-                self.error, self.completed = Waitress.PlainHttp(
+                self.error, self.completed = waitress.utilities.BadRequest(
                     'this port speaks HTTPS: send the request to https://, not http://'), True
             return consumed
 
@@ -2700,7 +2697,7 @@ class Waitress:
         def refusal(self) -> tuple[dict, ApiError]:
             """The environ and Error of a refused request, with only its request line, as sent."""
             error = self.request.error  # a waitress.utilities.Error: code, reason, body
-            message = error.body if isinstance(error, Waitress.PlainHttp) else {
+            message = error.body if isinstance(self.request, Waitress.PlainToTls) else {
                 413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
                      f'{MAX_BODY_BYTES}',
                 431: f'the request headers are over {self.channel.adj.max_request_header_size} '
