@@ -3087,10 +3087,9 @@ class StubServer(Controls):
 @contextlib.contextmanager
 def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
           staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
-          cors: bool = False, host: str = '127.0.0.1', port: int = 0,
+          cors: bool = False, host: str = '127.0.0.1', port: int = 0, tls: bool = False,
           journal_size: int = JOURNAL_SIZE, allowed_hosts: Iterable[str] | None = (),
-          tls: bool = False, first_id: int = 1,
-          extra_fields: Sequence[str] | bool = False) -> Iterator[StubServer]:
+          first_id: int = 1, extra_fields: Sequence[str] | bool = False) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block, then check() it.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file;
