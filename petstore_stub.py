@@ -2615,6 +2615,13 @@ SERVER_THREADS = 16
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
 CONNECTION_LIMIT = 1000  #: open connections, idle or slow ones included, before new ones wait
+#: What a TLS handshake's failure most often means, by the end of OpenSSL's reason.
+HANDSHAKE_HINTS = {**dict.fromkeys(('UNKNOWN_CA', 'BAD_CERTIFICATE', 'CERTIFICATE_UNKNOWN'),
+                                   ': the client does not trust the certificate'),
+                   'UNEXPECTED_EOF_WHILE_READING': ': the client closed, as one that does not '
+                                                   'trust the certificate may'}
+#: waitress's warnings left out: a line per request queued for a worker; truncate's short body.
+QUIET_WARNINGS = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
 
 class ServerError(Exception):
@@ -2879,7 +2886,7 @@ class Waitress:
             except OSError as error:  # a client gone, one that speaks no TLS the stub takes, or
                 log = self.server.petstore_log  # one refusing the certificate
                 if log is not None and (reason := getattr(error, 'reason', None)):
-                    hint = next((hint for end, hint in Waitress.HANDSHAKE_HINTS.items()
+                    hint = next((hint for end, hint in HANDSHAKE_HINTS.items()
                                  if reason.endswith(end)), '')
                     log(log_line(self.addr[0], 'TLS handshake', 'refused', f'({reason}{hint})'))
                 self.handle_close()
@@ -2925,21 +2932,12 @@ class Waitress:
                     self.socket.unwrap()  # a close_notify: the end of the answer, not a cut
             super().handle_close()
 
-    #: What a handshake's failure most often means, by the end of OpenSSL's reason.
-    HANDSHAKE_HINTS = {**dict.fromkeys(('UNKNOWN_CA', 'BAD_CERTIFICATE', 'CERTIFICATE_UNKNOWN'),
-                                       ': the client does not trust the certificate'),
-                       'UNEXPECTED_EOF_WHILE_READING': ': the client closed, as one that does '
-                                                       'not trust the certificate may'}
-
-    #: waitress's warnings left out: a line per request queued for a worker; truncate's short body.
-    QUIET = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
-
     def __init__(self, app: StubApp, host: str, port: int, threads: int, tls: ssl.SSLContext | None,
                  log: Callable[[str], Any] | None, send_timeout: float) -> None:
         # Filters, not levels, taken off at close(): the host process's loggers stay as they were.
         self._quiet = [(logging.getLogger(name), lambda record, start=start:
                         not record.getMessage().startswith(start))
-                       for name, start in self.QUIET.items()]
+                       for name, start in QUIET_WARNINGS.items()]
         for logger, quiet in self._quiet:
             logger.addFilter(quiet)
         self._server = waitress.create_server(
