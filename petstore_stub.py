@@ -66,6 +66,7 @@ import base64
 import collections
 import contextlib
 import dataclasses
+import decimal
 import errno
 import functools
 import hashlib
@@ -606,12 +607,12 @@ class PetStore:
             return None if pet is None else self.pet_json(pet_id, pet)
 
     def rounded_from(self, pet_id: int) -> int | None:
-        """Another pet's id a 64-bit float holds as ``pet_id`` (past 2**53, some do), or None."""
-        as_float, near = float(pet_id), int(math.ulp(float(pet_id)))
+        """Another pet's id that a client holding it as a 64-bit float prints as ``pet_id``."""
+        near = 2 * int(math.ulp(float(pet_id)))  # past 2**53, more than 1
         with self._lock:
             return next((other for other in range(pet_id - near, pet_id + near + 1)
-                         if other in self._pets and other != pet_id and float(other) == as_float),
-                        None)
+                         if other in self._pets and other != pet_id
+                         and pet_id in printed_as_float(other)), None)
 
     def pet_json(self, pet_id: int, document: dict) -> str:
         return json.dumps({'id': pet_id, **document}, ensure_ascii=False)
@@ -632,6 +633,13 @@ class PetStore:
 
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
+
+
+def printed_as_float(number: int) -> set[int]:
+    """``number`` as a 64-bit float prints it: whole (Python's ``int(float(n))``), or in its
+    shortest digits then zeros (JavaScript's ``String(n)``): 2**60 + 1 is 1152921504606847000."""
+    as_float = float(number)
+    return {int(as_float), int(decimal.Decimal(repr(as_float)))}
 
 
 def pets_phrase(count: int) -> str:
@@ -1147,7 +1155,7 @@ class Controls:
                          seed: int | None = None) -> dict:
         """Give each Pet that ``operations`` answer (True: all of PET_ANSWERS; False: none) fields
         a later version of the API might add (``tags``, ``createdAt``, ``weightKg``, ``owner``),
-        drawn from ``seed`` (chosen if None) and its id. A reset goes back to the stub's start."""
+        drawn from ``seed`` (0 if None) and its id. A reset goes back to the stub's start."""
         self.faults.extra_fields = as_value_error(
             parse_extra_fields, {'operations': operations, 'seed': seed}, nothing='None')
         return self.faults.extra_fields
@@ -1311,6 +1319,8 @@ class StubApp(Controls):
 
     def call_api(self, environ: dict, exchange: Exchange) -> Answer:
         sent: list[tuple[str, list]] = []
+        if environ['REQUEST_METHOD'] == 'HEAD':  # a GET's answer, whose body respond() leaves out
+            environ = {**environ, 'REQUEST_METHOD': 'GET'}
         try:
             body = self.api(environ, lambda status, headers, exc_info=None: sent.append(
                 (status, headers)))
@@ -1948,11 +1958,12 @@ def parse_extra_fields(document: Mapping[str, Any], nothing: str = 'null') -> di
     fields = fields_of(document, 'extra fields', operations=True, seed=None)
     given = fields['operations']
     operations = PET_ANSWERS if given is True else [] if given is False else given
-    if not (isinstance(operations, (list, tuple)) and set(operations) <= set(PET_ANSWERS)):
+    if not (isinstance(operations, (list, tuple)) and all(name in PET_ANSWERS
+                                                          for name in operations)):
         raise bad_body(f'operations must be true, false, or a list of {", ".join(PET_ANSWERS)}; '
                        f'got {as_given(given, nothing)}')
-    return {'operations': sorted(set(operations)),
-            'seed': route_and_seed(fields, nothing, draw=operations) if operations else None}
+    seed = route_and_seed(fields, nothing) or 0
+    return {'operations': sorted(set(operations)), 'seed': seed if operations else None}
 
 
 def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
@@ -2346,8 +2357,8 @@ def call_report(entries: list[dict], what: str, base_path: str, json: Any,
     matching = differences.count([])
     if matching if times is None else matching == times:
         return None
-    given = (('json_including' if isinstance(json, Including) else 'json', json), ('query', query),
-             ('headers', headers))
+    given = (('json_including' if isinstance(json, Including) and show is brief_json else 'json',
+              json), ('query', query), ('headers', headers))
     wanted = ', '.join(f'{name}={show(value)}' for name, value in given if value is not None)
     wanted = wanted and f' with {wanted}'
     lines = [f'{what} was not called{wanted}.' if times is None else
@@ -3210,7 +3221,8 @@ def parse_decimal(text: str) -> float | None:
 
 port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
-seed_number = flag_type(parse_whole_number, lambda seed: True, 'a seed is a whole number from 0')
+seed_number = flag_type(parse_whole_number, lambda seed: seed <= INT64_MAX,
+                        f'a seed is a whole number from 0 to {INT64_MAX}')
 first_id_number = flag_type(parse_whole_number, lambda first: 1 <= first <= INT64_MAX,
                             f'a first id is a whole number from 1 to {INT64_MAX}')
 chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1,
@@ -3396,8 +3408,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             if delay['seconds'] != 0:  # else none
                 console.log(describe_delay(delay))
         if (extra := app.settings()['extra_fields'])['operations']:
-            console.log(f'extra fields: in the Pets of {", ".join(extra["operations"])}, from '
-                        f'seed {extra["seed"]} (--seed {extra["seed"]} repeats them)')
+            console.log(f'extra fields: in the Pets of {", ".join(extra["operations"])}, drawn '
+                        f'from seed {extra["seed"]}')
         if args.chaos:
             seed = app.chaos(args.chaos, seed=args.seed)
             console.log(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
@@ -3519,25 +3531,6 @@ if 'pytest' in sys.modules:
         """True serves HTTPS (else the ini option petstore_tls); override (session scope)."""
         return pytestconfig.getini('petstore_tls')
 
-    @pytest.fixture(scope='session')
-    def petstore_first_id(pytestconfig: pytest.Config) -> int:
-        """The first id new pets take (else the ini option petstore_first_id); override it."""
-        text = pytestconfig.getini('petstore_first_id')
-        if (first := parse_whole_number(text)) is None or not 1 <= first <= INT64_MAX:
-            raise pytest.UsageError(f'petstore_first_id is from 1 to {INT64_MAX}; got {text!r}')
-        return first
-
-    @pytest.fixture(scope='session')
-    def petstore_extra_fields(pytestconfig: pytest.Config) -> list[str] | bool:
-        """True, or the operations whose Pets carry extra fields (else the ini option); override."""
-        names = pytestconfig.getini('petstore_extra_fields')
-        if names in (['true'], ['false']):
-            return names == ['true']
-        if not set(names) <= set(PET_ANSWERS):
-            raise pytest.UsageError('petstore_extra_fields is true, false, or names of '
-                                    f'{", ".join(PET_ANSWERS)}; got {" ".join(names)!r}')
-        return names
-
     @pytest.fixture
     def petstore_fixtures() -> str | os.PathLike | bool | None:
         """Loaded before each test: None (nothing), True (the demo animals) or a file."""
@@ -3545,10 +3538,9 @@ if 'pytest' in sys.modules:
 
     @pytest.fixture(scope='session')
     def petstore_session_server(petstore_api_key: str, petstore_staging: bool, petstore_tls: bool,
-                                petstore_first_id: int, petstore_extra_fields: Any,
                                 request: pytest.FixtureRequest) -> Iterator[StubServer]:
         with serve(api_key=petstore_api_key, staging=petstore_staging, tls=petstore_tls,
-                   first_id=petstore_first_id, extra_fields=petstore_extra_fields) as server:
+                   **stub_options(request.config)) as server:
             yield server
             add_coverage(request.config, server.coverage())
 
@@ -3587,6 +3579,17 @@ if 'pytest' in sys.modules:
         least = coverage_fail_under(config)
         if least is not None and 100 * report['met'] / report['documented'] < least:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def stub_options(config: pytest.Config) -> dict:
+        """The ini options petstore_first_id and petstore_extra_fields, as serve() takes them."""
+        first, names = config.getini('petstore_first_id'), config.getini('petstore_extra_fields')
+        names, flag = names.replace(',', ' ').split(), names.strip() in ('true', 'false')
+        if (first_id := parse_whole_number(first)) is None or not 1 <= first_id <= INT64_MAX:
+            raise pytest.UsageError(f'petstore_first_id is from 1 to {INT64_MAX}; got {first!r}')
+        if not flag and not set(names) <= set(PET_ANSWERS):
+            raise pytest.UsageError('petstore_extra_fields is true, false, or names of '
+                                    f'{", ".join(PET_ANSWERS)}; got {" ".join(names)!r}')
+        return {'first_id': first_id, 'extra_fields': names == ['true'] if flag else names}
 
     def coverage_fail_under(config: pytest.Config) -> float | None:
         text = config.getini('petstore_coverage_fail_under').strip().removesuffix('%')
@@ -3633,8 +3636,8 @@ if 'pytest' in sys.modules:
                       help='fail a test whose client sent the petstore_server a malformed request')
         parser.addini('petstore_fail_on_unmatched_requests', type='bool', default=False,
                       help='fail a test whose client sent a request no operation answered')
-        parser.addini('petstore_extra_fields', type='args', default=['false'], help='true, or '
-                      'the operations whose Pets carry fields the document does not describe')
+        parser.addini('petstore_extra_fields', default='false', help='true, or the operations '
+                      'whose Pets carry fields the document does not describe')
         parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
                       help='fail a test that left a fault queued on the petstore_server unused')
         parser.addini('petstore_first_id', default='1', help='the first id the stub gives a new '
@@ -3647,7 +3650,8 @@ if 'pytest' in sys.modules:
                       'tests met less than this share (a percent) of the documented responses')
 
     def pytest_configure(config: pytest.Config) -> None:
-        coverage_fail_under(config)  # a value that is no percent stops the run before it starts
+        coverage_fail_under(config)  # a value out of range stops the run before it starts
+        stub_options(config)
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
                                 'malformed requests on purpose (petstore_fail_on_bad_requests)')
         config.addinivalue_line('markers', 'petstore_allows_unmatched_requests: this test sends '
@@ -3690,16 +3694,17 @@ if 'pytest' in sys.modules:
 
     @pytest.fixture
     def petstore_app(petstore_api_key: str, petstore_staging: bool, petstore_fixtures: Any,
-                     petstore_first_id: int, petstore_extra_fields: Any) -> Any:
+                     pytestconfig: pytest.Config) -> Any:
         """A webtest.TestApp over a fresh in-process app, the Authorization header preset."""
         try:
             import webtest
         except ModuleNotFoundError:
             pytest.fail('the petstore_app fixture needs WebTest: '
                         "pip install 'petstore-stub[pytest]'", pytrace=False)
-        app = create_stub(StubStore(first_id=petstore_first_id), [petstore_api_key], admin=True,
+        options = stub_options(pytestconfig)
+        app = create_stub(StubStore(first_id=options['first_id']), [petstore_api_key], admin=True,
                           base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH,
-                          extra_fields=petstore_extra_fields)
+                          extra_fields=options['extra_fields'])
         if petstore_fixtures:
             app.load_fixtures(petstore_fixtures)
         client = webtest.TestApp(app)

@@ -59,7 +59,7 @@ def test_json_including_matches_a_body_that_holds_at_least_its_fields_nested_one
 def test_a_partial_match_that_fails_shows_its_differences_and_not_the_fields_it_leaves_out(app):
     assert failure(app.assert_called, 'createPet',
                    json=stub.Including({'name': 'Bella', 'categoryId': 3})) == '''\
-createPet was not called with json_including=Including({'name': 'Bella', 'categoryId': 3}).
+createPet was not called with json=Including({'name': 'Bella', 'categoryId': 3}).
 Recorded createPet requests (2):
   1. POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}
   2. POST /v1/pets -> 201 {"name": "Bella", "categoryId": 2, "status": "sold"}

@@ -416,6 +416,18 @@ def test_extra_fields_give_each_pet_the_same_fields_the_document_lacks_in_every_
         len(client.get('/v1/pets/1').body))
 
 
+def test_a_head_with_extra_fields_has_the_get_s_headers_and_no_body():
+    client = make_client(stub.create_stub(extra_fields=True))
+    client.post_json('/v1/pets', REX, status=201)
+    for path in ('/v1/pets/1', '/v1/pets'):
+        head, get = client.head(path, status=200), client.get(path)
+        assert (head.body, head.headers['Content-Length']) == (b'', str(len(get.body)))
+
+
+def test_extra_fields_are_drawn_from_seed_0_unless_given_so_a_run_repeats():
+    assert stub.create_stub(extra_fields=True).settings()['extra_fields']['seed'] == 0
+
+
 def test_a_seed_repeats_the_extra_fields_and_another_seed_changes_them():
     def pet(seed):
         client = make_client(stub.create_stub(extra_fields=['getPet'], seed=seed))
@@ -438,7 +450,8 @@ def test_extra_fields_go_to_the_operations_named_and_a_reset_goes_back_to_the_st
 
 
 @pytest.mark.parametrize('operations, seed', [(['deletePet'], None), ('getPet', None),
-                                              (True, -1), (True, 'x')])
+                                              ([['getPet']], None), ([{}], None),
+                                              (True, -1), (True, 'x'), (True, 2 ** 63)])
 def test_extra_fields_for_no_pet_answer_or_with_a_bad_seed_are_refused(operations, seed):
     with pytest.raises(ValueError, match='operations must be true, false, or a list of listPets, '
                                          'createPet, getPet|seed must be a whole number'):
@@ -447,13 +460,15 @@ def test_extra_fields_for_no_pet_answer_or_with_a_bad_seed_are_refused(operation
 
 def test_the_admin_call_sets_extra_fields_and_refuses_what_is_not_a_setting():
     admin = make_client(stub.create_stub(admin=True))
-    setting = admin.post_json('/__admin/extra-fields', {}).json
-    assert setting['operations'] == ['createPet', 'getPet', 'listPets'] and setting['seed'] >= 0
+    assert admin.post_json('/__admin/extra-fields', {}).json == {
+        'operations': ['createPet', 'getPet', 'listPets'], 'seed': 0}
     assert admin.post_json('/__admin/extra-fields', {'operations': ['getPet'], 'seed': 1},
                            ).json == {'operations': ['getPet'], 'seed': 1}
-    refused = admin.post_json('/__admin/extra-fields', {'operations': 'all'}, status=400).json
-    assert refused['message'] == ('operations must be true, false, or a list of listPets, '
-                                  'createPet, getPet; got "all"')
+    for operations in ('all', [['getPet']]):
+        refused = admin.post_json('/__admin/extra-fields', {'operations': operations},
+                                  status=400).json
+        assert refused['message'].startswith('operations must be true, false, or a list of '
+                                             'listPets, createPet, getPet; got ')
     assert admin.get('/__admin/settings').json['extra_fields'] == {'operations': ['getPet'],
                                                                    'seed': 1}
 

@@ -166,12 +166,16 @@ def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytest
 
 
 @pytest.mark.slow
-def test_a_petstore_first_id_out_of_range_stops_the_tests_that_need_it(pytester):
-    pytester.makeini('[pytest]\npetstore_first_id = 0\n')
+@pytest.mark.parametrize('ini, message', [
+    ('petstore_first_id = 0', "petstore_first_id is from 1 to 9223372036854775807; got '0'"),
+    ('petstore_extra_fields = maybe', 'petstore_extra_fields is true, false, or names of '
+                                      "listPets, createPet, getPet; got 'maybe'")])
+def test_an_ini_option_out_of_range_stops_the_run_before_any_test(pytester, ini, message):
+    pytester.makeini(f'[pytest]\n{ini}\n')
     pytester.makepyfile(test_ids=FIRST_ID_TESTS)
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
-    result.stdout.fnmatch_lines(['*petstore_first_id is from 1 to 9223372036854775807; got *0*'])
-    assert result.ret != 0
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines == [f'ERROR: {message}', '']
 
 
 @pytest.mark.slow  # a Python process of its own, which has not imported pytest
@@ -319,7 +323,7 @@ def test_a_new_field(petstore_server):
 '''
 CLIENT_BUGS_INI = f'''[pytest]
 petstore_first_id = {2 ** 53 + 1}
-petstore_extra_fields = getPet
+petstore_extra_fields = getPet, listPets
 '''
 
 
