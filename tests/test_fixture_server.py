@@ -10,6 +10,7 @@ import threading
 import time
 from urllib.parse import urlsplit
 
+import pydantic
 import pytest
 import requests
 import webtest
@@ -474,8 +475,6 @@ def test_the_admin_call_sets_extra_fields_and_refuses_what_is_not_a_setting():
 
 
 def test_a_strict_client_passes_by_default_and_fails_on_the_fields_the_document_lacks():
-    pydantic = pytest.importorskip('pydantic')
-
     class Pet(pydantic.BaseModel, extra='forbid'):  # as a generated client's model may be
         id: int
         name: str
