@@ -1736,6 +1736,17 @@ def decode_journal_body(body: bytes) -> Any:
     return text
 
 
+def describe_call(entry: dict) -> str:
+    """``POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}``"""
+    target = entry['path'] + (f'?{entry["query"]}' if entry['query'] else '')
+    outcome = 'no response' if entry['status'] is None else str(entry['status'])
+    outcome += f' {entry["error"]["code"]}' if entry.get('error') else ''
+    outcome += '' if entry.get('fault') is None else f' (fault {entry["fault"]})'
+    body = '' if entry['body'] is None else ' ' + json.dumps(entry['body'],
+                                                             ensure_ascii=False)[:120]
+    return f'{entry["method"]} {target} -> {outcome}{body}'
+
+
 def nesting(value: Any) -> int:
     depth, level = 0, [value]
     while containers := [item for item in level if isinstance(item, (dict, list))]:
@@ -2480,17 +2491,6 @@ def same_json(expected: Any, sent: Any, partial: bool = False) -> bool:
         return len(expected) == len(sent) and all(
             same_json(*pair, partial) for pair in zip(expected, sent))
     return type(expected) is type(sent) and expected == sent
-
-
-def describe_call(entry: dict) -> str:
-    """``POST /v1/pets -> 400 invalid_body {"name": "Rex", "categoryId": "3"}``"""
-    target = entry['path'] + (f'?{entry["query"]}' if entry['query'] else '')
-    outcome = 'no response' if entry['status'] is None else str(entry['status'])
-    outcome += f' {entry["error"]["code"]}' if entry.get('error') else ''
-    outcome += '' if entry.get('fault') is None else f' (fault {entry["fault"]})'
-    body = '' if entry['body'] is None else ' ' + json.dumps(entry['body'],
-                                                             ensure_ascii=False)[:120]
-    return f'{entry["method"]} {target} -> {outcome}{body}'
 
 
 def times_phrase(count: int) -> str:
