@@ -3155,7 +3155,7 @@ def build_parser() -> argparse.ArgumentParser:
     add('--fixtures', nargs='?', const='', metavar='FILE',
         help='load the demo animals (or those in FILE) into an empty store')
     add('--first-id', type=first_id_number, default=1, metavar='N', help='give new pets ids from N '
-        f'(up to {INT64_MAX}; {2 ** 53 + 1}: past what a 64-bit float holds exactly)')
+        f'(default: 1; {2 ** 53 + 1} is past what a 64-bit float holds exactly)')
     add('--extra-fields', nargs='?', const=True, type=extra_fields_flag, metavar='OPERATIONS',
         help='give each Pet in every answer (or in those of OPERATIONS, comma-separated) fields '
              'the document does not describe, as a later version of the API might')
@@ -3582,17 +3582,18 @@ if 'pytest' in sys.modules:
 
     def stub_options(config: pytest.Config) -> dict:
         """The ini options petstore_first_id and petstore_extra_fields, as serve() takes them."""
-        first, names = config.getini('petstore_first_id'), config.getini('petstore_extra_fields')
-        names, flag = names.replace(',', ' ').split(), names.strip() in ('true', 'false')
+        first = str(config.getini('petstore_first_id'))  # str(): a TOML list is refused too
+        names = str(config.getini('petstore_extra_fields'))
+        names, flag = names.replace(',', ' ').split(), names.strip().lower() in ('true', 'false')
         if (first_id := parse_whole_number(first)) is None or not 1 <= first_id <= INT64_MAX:
             raise pytest.UsageError(f'petstore_first_id is from 1 to {INT64_MAX}; got {first!r}')
         if not flag and not set(names) <= set(PET_ANSWERS):
             raise pytest.UsageError('petstore_extra_fields is true, false, or names of '
                                     f'{", ".join(PET_ANSWERS)}; got {" ".join(names)!r}')
-        return {'first_id': first_id, 'extra_fields': names == ['true'] if flag else names}
+        return {'first_id': first_id, 'extra_fields': names[0].lower() == 'true' if flag else names}
 
     def coverage_fail_under(config: pytest.Config) -> float | None:
-        text = config.getini('petstore_coverage_fail_under').strip().removesuffix('%')
+        text = str(config.getini('petstore_coverage_fail_under')).strip().removesuffix('%')
         least = parse_decimal(text) if text else None
         if text and (least is None or least > 100):
             raise pytest.UsageError('petstore_coverage_fail_under is a percent from 0 to 100; '

@@ -358,3 +358,19 @@ def test_the_unmatched_guard_fails_a_test_whose_client_sent_a_request_nothing_an
     guarded = ('the code under test sent 1 request(s) that no operation answered:\n'
                '  GET /v1/pest -> 404 not_found: ')
     assert (guarded in result.stdout.str()) == (not mark)
+
+
+@pytest.mark.slow
+def test_a_toml_true_turns_extra_fields_on_and_a_toml_list_is_refused_in_one_line(pytester):
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = true\n')
+    pytester.makepyfile(test_extra="""
+def test_it(petstore_server):
+    assert petstore_server.settings()['extra_fields']['operations'] == [
+        'createPet', 'getPet', 'listPets']
+""")
+    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = ["getPet"]\n')
+    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[-2].startswith('ERROR: petstore_extra_fields is true, false, or ')
+    assert 'Traceback' not in result.stderr.str() + result.stdout.str()
