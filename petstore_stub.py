@@ -1167,7 +1167,7 @@ class Controls:
 
     def unmatched_requests(self) -> list[dict]:
         """The journal's requests no operation answered: no route takes its path and method, or it
-        was refused before routing (malformed, foreign Host); a 401 on a route's path is not one."""
+        was refused before routing (malformed, foreign Host); a 401 a route would take is not."""
         return [entry for entry in self.requests if entry['unmatched']]
 
     def assert_called(self, what: str, *, json: Any = None, query: Mapping[str, Any] | None = None,
@@ -1548,15 +1548,16 @@ class Coverage:
     def count(self, operation: str | None, entry: dict, extra: bool = False) -> None:
         responses = described_responses().get(operation, ())  # none for a document, or no route
         status, fault, error = entry['status'], entry['fault'], entry['error']
+        described = entry['unmatched'] and describe_call(  # outside the lock every request takes
+            {**entry, 'body': decode_journal_body(entry['body'])})
         with self._lock:
             if responses:
                 self._calls[operation, 'none' if status is None else str(status)
                             if str(status) in responses else 'default'] += 1
                 if fault is not None:
                     self._faults[str(fault)] += 1
-            if entry['unmatched'] and len(self._unmatched) < JOURNAL_SIZE:
-                self._unmatched.append(describe_call(
-                    {**entry, 'body': decode_journal_body(entry['body'])}))
+            if described and len(self._unmatched) < JOURNAL_SIZE:
+                self._unmatched.append(described)
             self._float_ids += bool(error) and FLOAT_IDS in error['message']
             if extra:
                 self._extra.add(operation)
