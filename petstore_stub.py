@@ -28,7 +28,7 @@ In tests (the package registers the pytest fixtures ``petstore_server`` and ``pe
         server.fail_next(503)               # or 'drop', 'reset', 'truncate', 'malformed',
                                             # 'hang', 'slow'; times=, route=, after=, ...
         server.chaos(0.1, seed=7)           # faults at random, reproducibly
-        server.set_delay(distribution='lognormal', median=0.08, sigma=0.5)  # latency, drawn
+        server.set_delay(0.5, route='createPet')  # a slow operation; 0 turns it off
         server.assert_called('createPet', json={'name': 'Rex', 'categoryId': 1})
         server.requests                     # the journal: what the client sent
         server.coverage()                   # what the calls met of the API's description
@@ -1021,8 +1021,6 @@ FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}  #: what a 'hang' or a 'slow' fault 
 FAULT_SECONDS_MAX = 60.0  #: no fault holds a worker longer
 #: Faults queued at most (every request looks through them), and a fault's times or after at most.
 FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
-DELAY_FIELDS = {'fixed': ('seconds',), 'uniform': ('lower', 'upper'),
-                'lognormal': ('median', 'sigma', 'cap')}
 EXTRA_TAGS = ('friendly', 'vaccinated', 'indoor', 'senior', 'rescue', 'trained')
 #: The operations whose answers hold Pets, which extra fields may be added to.
 PET_ANSWERS = ('listPets', 'createPet', 'getPet')
@@ -1079,7 +1077,6 @@ class Controls:
         clean cut between two tests. A request that arrived before it is let go if held, finished
         if under way, dropped if not yet begun; one arriving while it runs waits; none recorded."""
         self.faults.clear()
-        self.fence.delay = None
         self.faults.delays.clear()
         self.faults.extra_fields = self.faults.extra_start
         with self.fence.cut() as cut_at:
@@ -1118,37 +1115,22 @@ class Controls:
             parse_chaos, {'rate': rate, 'faults': faults, 'seed': seed}, nothing='None'))['seed']
 
     @property
-    def delay(self) -> float | None:
-        """Seconds added before each API request: 0 for none, None if drawn from a distribution."""
-        delay = self.fence.delay  # read once: a reset may take it away meanwhile
-        return 0.0 if delay is None else delay.delay['seconds']
+    def delay(self) -> float:
+        """Seconds added before each call, 0 for none: ``delay = 0.2`` is set_delay(0.2)."""
+        return self.faults.delays.get(None, 0.0)
 
     @delay.setter
     def delay(self, seconds: float) -> None:
-        if not is_delay(seconds):
-            raise ValueError(f'delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}; '
-                             f'got {seconds!r}')
         self.set_delay(seconds)
 
-    def set_delay(self, seconds: float | None = None, *, distribution: str = 'fixed',
-                  lower: float | None = None, upper: float | None = None,
-                  median: float | None = None, sigma: float | None = None, cap: float | None = None,
-                  route: str | None = None, seed: int | None = None) -> dict:
-        """Hold each API request (to ``route``, an operationId, if given; once its key is accepted)
-        for ``seconds``, or a draw from a ``uniform`` (``lower`` to ``upper``) or ``lognormal``
-        distribution (``median``, ``sigma``, at most ``cap``) seeded by ``seed``, so a run repeats.
-        ``seconds=0`` turns it off. Returns the delay with every field (a seed chosen if none)."""
-        delay = as_value_error(parse_delay, {
-            'distribution': distribution, 'seconds': seconds, 'lower': lower, 'upper': upper,
-            'median': median, 'sigma': sigma, 'cap': cap, 'route': route, 'seed': seed},
-            nothing='None')
-        drawn = None if delay['seconds'] == 0 else Delay(delay)  # a delay of 0 is none
-        if route is None:
-            self.fence.delay = drawn
-        elif drawn is None:
-            self.faults.delays.pop(route, None)
+    def set_delay(self, seconds: float, *, route: str | None = None) -> dict:
+        """Hold each call (to ``route``, an operationId, if given) once its key is accepted, for
+        ``seconds``, at most FAULT_SECONDS_MAX, 0 for none; a route's adds to every call's."""
+        delay = as_value_error(parse_delay, {'seconds': seconds, 'route': route}, nothing='None')
+        if seconds:
+            self.faults.delays[route] = seconds
         else:
-            self.faults.delays[route] = drawn
+            self.faults.delays.pop(route, None)
         return delay
 
     def set_extra_fields(self, operations: Sequence[str] | bool = True,
@@ -1197,8 +1179,8 @@ class Controls:
 
     def settings(self) -> dict:
         """The stub's delays (for every request first), chaos, faults queued and journal size."""
-        delays = [self.fence.delay, *self.faults.delays.values()]
-        return {'delays': [delay.delay for delay in delays if delay is not None],
+        return {'delays': [{'seconds': seconds, 'route': route}
+                           for route, seconds in self.faults.delays.items()],
                 'chaos': self.faults.chaos, 'faults_queued': len(self.faults.listed()['faults']),
                 'journal_size': self.journal.size, 'extra_fields': self.faults.extra_fields}
 
@@ -1249,7 +1231,7 @@ class StubApp(Controls):
         route_as_sent(environ)  # what every step sees: the path as the client sent it
         # A refusal is answered at once, and a reset (an admin call) must not wait for itself.
         fenced = exchange.refusal is None and not is_admin_call(environ)
-        admitted = not fenced or self.fence.enter(exchange)  # a cut waited out, then the delay
+        admitted = not fenced or self.fence.enter(exchange)  # a cut waited out
         answer: Answer | ApiError | None = None
         kept, cors = None, False
         try:
@@ -1296,8 +1278,9 @@ class StubApp(Controls):
         route = self.route_of(environ) if self.faults.armed else None
         if route is not None and route.name in OPERATIONS and self.accepts_key(
                 environ.get('HTTP_AUTHORIZATION')):  # a 401 stays a 401
-            delay = self.faults.delays.get(route.name)
-            if delay is not None and self.fence.hold(delay.draw(), exchange):  # let go by a reset
+            delays = self.faults.delays
+            if (delay := delays.get(None, 0.0) + delays.get(route.name, 0.0)) and self.fence.hold(
+                    delay, exchange):  # let go by a reset
                 exchange.close = 'dropped'
                 return None
             if (fault := self.faults.take(route.name)) is not None:
@@ -1430,7 +1413,6 @@ class Fence:
     """Where API requests wait; one that a cut let go, or that came before it, closes unanswered."""
 
     def __init__(self) -> None:
-        self.delay: Delay | None = None  #: what each API request waits first
         self.under_way = 0  #: the API requests let in that have not left
         self._lock = threading.Condition()
         self._cut_at = 0  #: when the last cut began (time.monotonic_ns())
@@ -1438,13 +1420,11 @@ class Fence:
         self._stopping = False  #: set by release(): nothing is held any more
 
     def enter(self, exchange: Exchange) -> bool:
-        """Wait out a cut, then the delay; False: close it unanswered. A leave() follows each."""
+        """Wait out a cut; False: it came before, and closes unanswered. A leave() follows each."""
         with self._lock:
             self._lock.wait_for(lambda: not self._cutting)
-            stale = exchange.received < self._cut_at
             self.under_way += 1
-        delay = self.delay  # read once: a reset may take it away meanwhile
-        return not (stale or delay is not None and self.hold(delay.draw(), exchange))
+            return exchange.received >= self._cut_at
 
     def leave(self) -> None:
         with self._lock:
@@ -1856,7 +1836,8 @@ class Faults:
 
     def __init__(self) -> None:
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
-        self.delays: dict[str, Delay] = {}  #: what calls to an operation wait, by its name
+        #: The seconds calls wait, by operation name; None's, every call's, adds to each one's.
+        self.delays: dict[str | None, float] = {}
         #: The operations whose Pets get extra fields, and the seed; and as the stub started.
         self.extra_fields = self.extra_start = {'operations': [], 'seed': None}
         self._random = random.Random()
@@ -2044,28 +2025,12 @@ def parse_chaos(document: Mapping[str, Any], nothing: str = 'null') -> dict:
 
 
 def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    delay = fields_of(document, 'a delay', distribution='fixed', seconds=None, lower=None,
-                      upper=None, median=None, sigma=None, cap=None, route=None, seed=None)
-    kind = delay['distribution']
-    if not isinstance(kind, str) or kind not in DELAY_FIELDS:
-        raise bad_body(f'distribution must be one of {", ".join(DELAY_FIELDS)}; '
-                       f'got {as_given(kind, nothing)}')
-    wanted = DELAY_FIELDS[kind]  # a lognormal delay's cap may be left out
-    given = [name for name, value in delay.items()
-             if name not in ('distribution', 'route', 'seed') and value is not None]
-    if set(given) - set(wanted) or set(wanted) - set(given) - {'cap'}:
-        wants = 'median and sigma (and cap if wanted)' if kind == 'lognormal' else ' and '.join(
-            wanted)
-        raise bad_body(f'a {kind} delay takes {wants}; got {as_given(document, nothing)}')
-    for name in given:
-        if not is_delay(delay[name]) or name == 'cap' and not delay[name]:
-            wanted = {'sigma': 'a number from 0 to', 'cap': 'more than 0 seconds, at most'}.get(
-                name, 'a number of seconds from 0 to')
-            raise bad_body(f'{name} must be {wanted} {FAULT_SECONDS_MAX:g}; '
-                           f'got {as_given(delay[name], nothing)}')
-    if kind == 'uniform' and delay['lower'] > delay['upper']:
-        raise bad_body(f'lower must be at most upper; got {delay["lower"]} and {delay["upper"]}')
-    return {**delay, 'seed': route_and_seed(delay, nothing, kind != 'fixed')}
+    delay = fields_of(document, 'a delay', seconds=None, route=None)
+    if not is_delay(delay['seconds']):
+        raise bad_body(f'seconds must be a number from 0 to {FAULT_SECONDS_MAX:g}; '
+                       f'got {as_given(delay["seconds"], nothing)}')
+    route_and_seed(delay, nothing)
+    return delay
 
 
 def route_and_seed(fields: Mapping[str, Any], nothing: str, draw: Any = False) -> int | None:
@@ -2077,25 +2042,6 @@ def route_and_seed(fields: Mapping[str, Any], nothing: str, draw: Any = False) -
         raise bad_body(f'seed must be a whole number from 0 to {INT64_MAX}; '
                        f'got {as_given(seed, nothing)}')
     return secrets.randbelow(2 ** 32) if seed is None and draw else seed
-
-
-class Delay:
-    """parse_delay()'s delay, drawing from a random of its own so that a seed repeats the draws."""
-
-    def __init__(self, delay: dict) -> None:
-        self.delay = delay
-        self._random = random.Random(delay['seed'])
-        self._lock = threading.Lock()
-
-    def draw(self) -> float:
-        delay = self.delay
-        if delay['distribution'] == 'fixed':
-            return delay['seconds']
-        with self._lock:
-            if delay['distribution'] == 'uniform':
-                return self._random.uniform(delay['lower'], delay['upper'])
-            drawn = delay['median'] * math.exp(delay['sigma'] * self._random.gauss(0, 1))
-        return min(drawn, delay['cap'] or FAULT_SECONDS_MAX, FAULT_SECONDS_MAX)
 
 
 def is_whole(value: Any, least: int = 0) -> bool:
@@ -3170,11 +3116,10 @@ def build_parser() -> argparse.ArgumentParser:
     add('--chaos', type=chaos_rate, metavar='RATE', help='give each API request a fault with '
         'probability RATE (0 to 1), drawn from ' + ', '.join(map(str, CHAOS_FAULTS)))
     add('--seed', type=seed_number, metavar='N',
-        help='seed the chaos draw, the delays drawn and the extra fields, to repeat a run')
-    add('--delay', type=delay_flag, action='append', default=[], metavar='[ROUTE=]DELAY',
-        help=f'make every API request (or ROUTE\'s calls) wait first: SECONDS (0 to '
-             f'{FAULT_SECONDS_MAX:g}), uniform:LOWER:UPPER or lognormal:MEDIAN:SIGMA[:CAP]; '
-             'repeatable')
+        help='seed the chaos draw and the extra fields, to repeat a run')
+    add('--delay', type=delay_flag, action='append', default=[], metavar='[ROUTE=]SECONDS',
+        help=f'make every API request (or ROUTE\'s calls) wait SECONDS first, 0 to '
+             f'{FAULT_SECONDS_MAX:g}; repeatable')
     add('--ready-file', type=ready_file, metavar='PATH',
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
     add('--tls', action='store_true', help='serve HTTPS, with a certificate from a CA made at '
@@ -3220,6 +3165,14 @@ def parse_decimal(text: str) -> float | None:
     return float(text) if re.fullmatch(r'[0-9]+(\.[0-9]*)?|\.[0-9]+', text) else None
 
 
+def parse_delay_flag(text: str) -> dict | None:
+    """``[ROUTE=]SECONDS`` -> set_delay()'s arguments, or None if not of that form."""
+    route, equals, seconds = text.rpartition('=')
+    number = parse_decimal(seconds)
+    return None if number is None or equals and not route else {'seconds': number,
+                                                                'route': route or None}
+
+
 port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port is a number from 0 to 65535')
 seed_number = flag_type(parse_whole_number, lambda seed: seed <= INT64_MAX,
@@ -3230,6 +3183,10 @@ chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1,
                        'a rate is a decimal such as 0.1, from 0 to 1')
 send_seconds = flag_type(parse_decimal, lambda seconds: 0 < seconds <= 3600,
                          'a send timeout is a decimal such as 2.5, more than 0 and at most 3600')
+delay_flag = flag_type(parse_delay_flag, lambda delay: delay['seconds'] <= FAULT_SECONDS_MAX
+                       and delay['route'] in (None, *OPERATIONS),
+                       f'a delay is SECONDS, from 0 to {FAULT_SECONDS_MAX:g}, after ROUTE= (one '
+                       f'of {", ".join(OPERATIONS)}) if for its calls alone')
 extra_fields_flag = flag_type(lambda text: [name.strip() for name in text.split(',')],
                               lambda operations: set(operations) <= set(PET_ANSWERS),
                               f'name operations of {", ".join(PET_ANSWERS)}, comma-separated')
@@ -3239,39 +3196,6 @@ ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.p
 host_name = flag_type(str.strip, bool, 'give an address, such as 127.0.0.1 or 0.0.0.0')
 existing_file = flag_type(Path, lambda path: path.exists() and not path.is_dir(),
                           'give a file that exists')
-
-
-def delay_flag(text: str) -> dict:
-    route, equals, spec = text.rpartition('=')
-    kind, *numbers = spec.split(':') if ':' in spec else ('fixed', spec)
-    if equals and not route:
-        raise argparse.ArgumentTypeError(f'name the operation before =, or leave = out; '
-                                         f'got {text!r}')
-    values = [parse_decimal(number) for number in numbers]
-    names = DELAY_FIELDS.get(kind, ())
-    if None in values or not (len(names) - (kind == 'lognormal') <= len(values) <= len(names)):
-        raise argparse.ArgumentTypeError(
-            f'a delay is a number of seconds from 0 to {FAULT_SECONDS_MAX:g}, uniform:LOWER:UPPER '
-            f'or lognormal:MEDIAN:SIGMA[:CAP], after ROUTE= if for one operation; got {text!r}')
-    delay = {'distribution': kind, **dict(zip(names, values)), 'route': route or None}
-    try:
-        parse_delay(delay, nothing='none')
-    except ApiError as error:  # its message ends with the value parsed: the flag's is clearer
-        raise argparse.ArgumentTypeError(
-            f'{error.message.rpartition("; got ")[0] or error.message}; got {text!r}') from None
-    return delay
-
-
-def describe_delay(delay: dict) -> str:
-    if delay['distribution'] == 'fixed':
-        waits = f'{delay["seconds"]:g} s'
-    elif delay['distribution'] == 'uniform':
-        waits = f'{delay["lower"]:g} to {delay["upper"]:g} s (uniform)'
-    else:
-        cap = f', at most {delay["cap"]:g} s' if delay['cap'] else ''
-        waits = f'a median of {delay["median"]:g} s (lognormal, sigma {delay["sigma"]:g}{cap})'
-    seed = f', from seed {delay["seed"]}' if delay['distribution'] != 'fixed' else ''
-    return f'delay: every {delay["route"] or "API"} request waits {waits} first{seed}'
 
 
 class CannotServe(Exception):
@@ -3296,10 +3220,8 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         except (OSError, UnicodeError) as error:
             reason = getattr(error, 'strerror', None) or 'not a host name'
             raise ValueError(f'--host {args.host!r}: {reason}') from None
-        if args.seed is not None and not args.chaos and not args.extra_fields and all(
-                delay['distribution'] == 'fixed' for delay in args.delay):
-            raise ValueError('--seed goes with a --chaos rate above 0, a --delay drawn from a '
-                             'distribution, or --extra-fields')
+        if args.seed is not None and not args.chaos and not args.extra_fields:
+            raise ValueError('--seed goes with a --chaos rate above 0, or --extra-fields')
         for name in args.allowed_hosts:
             parse_allowed_host(name)  # a ValueError, in words, before anything is opened
         if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
@@ -3405,9 +3327,9 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         if args.show_credentials:
             console.log('credentials are journalled and logged as sent (--show-credentials)')
         for delay in args.delay:
-            delay = app.set_delay(**delay, seed=args.seed)
-            if delay['seconds'] != 0:  # else none
-                console.log(describe_delay(delay))
+            if app.set_delay(**delay)['seconds']:  # 0: none
+                console.log(f'delay: every {delay["route"] or "API"} request waits '
+                            f'{delay["seconds"]:g} s first')
         if (extra := app.settings()['extra_fields'])['operations']:
             console.log(f'extra fields: in the Pets of {", ".join(extra["operations"])}, drawn '
                         f'from seed {extra["seed"]}')

@@ -311,18 +311,15 @@ def test_help_lists_every_flag_with_examples(capsys):
                  "9223372036854775807; got '0'", id='--first-id 0'),
     pytest.param(['--first-id', str(2 ** 63)], {}, f"got '{2 ** 63}'", id='--first-id 2**63'),
     pytest.param(['--first-id', '1e16'], {}, "got '1e16'", id='--first-id 1e16'),
-    pytest.param(['--delay', '61'], {}, 'seconds must be a number of seconds from 0 to 60; '
-                 "got '61'", id='--delay 61'),
-    pytest.param(['--delay', 'uniform:0.3:0.1'], {}, 'lower must be at most upper; '
-                 "got 'uniform:0.3:0.1'", id='--delay uniform:0.3:0.1'),
-    pytest.param(['--delay', 'lognormal:0.1'], {}, "got 'lognormal:0.1'",
-                 id='--delay lognormal:0.1'),
-    pytest.param(['--delay', '=0.1'], {}, "name the operation before =, or leave = out",
-                 id='--delay =0.1'),
-    pytest.param(['--delay', 'noSuchOperation=0.1'], {}, "route must be one of listPets",
+    pytest.param(['--delay', '61'], {}, 'a delay is SECONDS, from 0 to 60, after ROUTE= (one of '
+                 'listPets, createPet, getPet', id='--delay 61'),
+    pytest.param(['--delay', 'lognormal:0.1:0.5'], {}, "got 'lognormal:0.1:0.5'",
+                 id='--delay lognormal:0.1:0.5'),
+    pytest.param(['--delay', '=0.1'], {}, "if for its calls alone; got '=0.1'", id='--delay =0.1'),
+    pytest.param(['--delay', 'noSuchOperation=0.1'], {}, "got 'noSuchOperation=0.1'",
                  id='--delay noSuchOperation=0.1'),
-    pytest.param(['--delay', 'uniform:0.1:0.2', '--seed', '-1'], {}, "got '-1'",
-                 id='--delay uniform, --seed -1'),
+    pytest.param(['--delay', '0.1', '--seed', '7'], {}, '--seed goes with a --chaos rate above '
+                 '0, or --extra-fields', id='--delay 0.1 --seed 7'),
     pytest.param(['--delay', '-0.5'], {}, "got '-0.5'", id='--delay -0.5'),
     pytest.param(['--delay', 'nan'], {}, "got 'nan'", id='--delay nan'),
     pytest.param(['--delay', '1s'], {}, "got '1s'", id='--delay 1s'),
@@ -407,16 +404,14 @@ def test_the_banner_names_the_chaos_seed(capsys):
             in capsys.readouterr().out)
 
 
-def test_delays_per_route_and_drawn_from_a_distribution_are_set_and_named(capsys):
-    assert main(['--port', '0', '--db', ':memory:', '--delay', 'createPet=lognormal:0.1:0.5:2',
-                 '--delay', 'uniform:0:0.01', '--seed', '7'], server_class=NotServing) == 0
-    assert [(delay['route'], delay['distribution'], delay['seed'])
-            for delay in SERVED[0].app.settings()['delays']] == [
-        (None, 'uniform', 7), ('createPet', 'lognormal', 7)]
+def test_delays_per_route_are_set_and_named(capsys):
+    assert main(['--port', '0', '--db', ':memory:', '--delay', 'createPet=0.1',
+                 '--delay', '0.01', '--delay', 'getPet=0'], server_class=NotServing) == 0
+    assert SERVED[0].app.settings()['delays'] == [{'seconds': 0.1, 'route': 'createPet'},
+                                                  {'seconds': 0.01, 'route': None}]
     out = capsys.readouterr().out
-    assert ('delay: every createPet request waits a median of 0.1 s (lognormal, sigma 0.5, '
-            'at most 2 s) first, from seed 7') in out
-    assert 'delay: every API request waits 0 to 0.01 s (uniform) first, from seed 7' in out
+    assert 'delay: every createPet request waits 0.1 s first' in out
+    assert 'delay: every API request waits 0.01 s first' in out and 'getPet' not in out
 
 
 def test_first_id_gives_new_pets_ids_from_it():

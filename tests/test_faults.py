@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import statistics
 import threading
 
 import httpx
@@ -359,7 +358,7 @@ def test_a_hanging_request_is_in_the_journal_while_it_hangs(server):
         server.assert_not_called('createPet')
 
 
-# -- delays drawn from a distribution -----------------------------------------------------
+# -- delays -------------------------------------------------------------------------------
 
 def recorded_waits(app: stub.StubApp) -> list[float]:
     """The seconds each hold asks for, held for none: a delay's draws, without the waiting."""
@@ -372,35 +371,20 @@ def recorded_waits(app: stub.StubApp) -> list[float]:
     return waits
 
 
-def test_a_seeded_lognormal_delay_repeats_its_waits_around_its_median():
+def test_every_call_s_delay_and_a_route_s_add_up_once_the_key_is_accepted():
     app = stub.create_stub()
     waits = recorded_waits(app)
     client = make_client(app)
-    draws = []
-    for _ in range(2):
-        app.set_delay(distribution='lognormal', median=0.1, sigma=0.5, seed=7)
-        for _ in range(200):
-            client.get('/v1/pets')
-        draws.append(waits[:])
-        waits.clear()
-    assert draws[0] == draws[1] and len(set(draws[0])) == 200
-    assert 0.09 <= statistics.median(draws[0]) <= 0.11
-    assert max(draws[0]) <= stub.FAULT_SECONDS_MAX
-
-
-def test_a_uniform_delay_stays_within_its_bounds_and_a_cap_bounds_a_lognormal_one():
-    app = stub.create_stub()
-    waits = recorded_waits(app)
-    client = make_client(app)
-    app.set_delay(distribution='uniform', lower=0.2, upper=0.3)
-    for _ in range(50):
-        client.get('/v1/pets')
-    assert all(0.2 <= wait <= 0.3 for wait in waits)
-    waits.clear()
-    app.set_delay(distribution='lognormal', median=1, sigma=3, cap=1.5, seed=1)
-    for _ in range(50):
-        client.get('/v1/pets')
-    assert max(waits) == 1.5 and min(waits) < 1
+    app.set_delay(0.5)
+    app.set_delay(0.25, route='createPet')
+    client.get('/v1/pets')
+    client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}, status=201)
+    client.get('/v1/pets/1', headers={'Authorization': 'Bearer wrong'}, status=401)
+    client.get('/v1/nowhere', status=404)
+    client.get('/v1/openapi.json')
+    assert waits == [0.5, 0.75]
+    assert app.settings()['delays'] == [{'seconds': 0.5, 'route': None},
+                                        {'seconds': 0.25, 'route': 'createPet'}]
 
 
 def test_a_delay_for_one_route_holds_that_operations_calls_only():
@@ -423,4 +407,4 @@ def test_no_delay_holds_nothing():
     app.delay = 0.5
     app.delay = 0
     make_client(app).get('/v1/pets')
-    assert waits == [] and app.fence.delay is None
+    assert waits == [] and app.delay == 0 and app.settings()['delays'] == []

@@ -645,7 +645,7 @@ def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
 @pytest.mark.parametrize('seconds', ['2', [1], -1, float('nan'), True, 61])
 def test_a_delay_that_is_no_number_of_seconds_is_refused(seconds):
     with stub.serve() as server:
-        with pytest.raises(ValueError, match='delay is a number of seconds from 0 to 60'):
+        with pytest.raises(ValueError, match='seconds must be a number from 0 to 60'):
             server.delay = seconds
         assert server.delay == 0 and call_once(server.url, 'GET', '/v1/pets')[0] == 200
 

@@ -201,7 +201,7 @@ def test_the_admin_answers_are_what_the_admin_document_describes(admin_document)
     answers.append(('post', '/faults', client.post_json('/__admin/faults', {'fault': 'drop'})))
     answers.append(('post', '/chaos', client.post_json('/__admin/chaos', {'rate': 0.5})))
     answers.append(('post', '/delay', client.post_json('/__admin/delay', {
-        'distribution': 'lognormal', 'median': 0.1, 'sigma': 0.5, 'route': 'getPet'})))
+        'seconds': 0.1, 'route': 'getPet'})))
     answers.append(('get', '/settings', client.get('/__admin/settings')))
     answers.append(('get', '/faults', client.get('/__admin/faults')))
     answers.append(('get', '/requests', client.get('/__admin/requests')))
