@@ -2160,15 +2160,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
             return '' if result is None else to_json(result)
         api.route(ADMIN_PREFIX + path, method, checked, name=name)
 
-    def one_request(sequence: str) -> dict:
-        number = parse_whole_number(sequence)
-        found = [] if number is None else stub.journal.entries(number - 1)[:1]
-        if not found or found[0]['sequence'] != number:
-            raise ApiError(404, 'not_found', 'the journal holds no entry '
-                           f'{printable(sequence[:40])}: it was never made, or is gone (reset, '
-                           'cleared, or past its size)')
-        return found[0]
-
     def shutdown() -> dict:
         exchange = bottle.request.environ[EXCHANGE]
         if not exchange.can_close:
@@ -2205,7 +2196,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     admin('POST', 'requests/assert', 'assertRequests', assert_requests, body=True)
     admin('POST', 'requests/find', 'findRequests', lambda document: matching_calls(
         stub.requests, base_path=stub.base_path, **parse_call_filter(document)), body=True)
-    admin('GET', 'requests/<sequence>', 'getRequest', one_request)
     admin('POST', 'fixtures', 'loadFixtures', stub.load_fixtures, status=201)
     admin('GET', 'faults', 'listFaults', stub.faults.listed)
     admin('POST', 'faults', 'addFault', lambda document: stub.faults.add(parse_fault(document)),

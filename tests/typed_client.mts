@@ -42,9 +42,8 @@ check(failed.response.status === 409 && assertion?.calls[0]?.differences[0]?.fie
 const found = await admin.POST('/requests/find', { body: { method: 'POST', path: '/pets' } });
 const first = found.data?.[0];
 check(first !== undefined && found.data?.length === 2, 'find returns both calls');
-const one = await admin.GET('/requests/{sequence}', {
-  params: { path: { sequence: first!.sequence } } });
-check(one.data?.status === 503, 'the first call, by its sequence, met the fault');
+const since = await admin.GET('/requests', { params: { query: { since: first!.sequence - 1 } } });
+check(since.data?.[0]?.status === 503, 'the first call, had by since, met the fault');
 
 const drop = await admin.POST('/faults', { body: { fault: 'drop', route: 'getPet', after: 1 } });
 const cancelled = await admin.DELETE('/faults/{fault_id}', {
