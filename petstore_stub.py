@@ -2563,11 +2563,6 @@ SERVER_THREADS = 16
 #: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
 CONNECTION_LIMIT = 1000  #: open connections, idle or slow ones included, before new ones wait
-#: What a TLS handshake's failure most often means, by the end of OpenSSL's reason.
-HANDSHAKE_HINTS = {**dict.fromkeys(('UNKNOWN_CA', 'BAD_CERTIFICATE', 'CERTIFICATE_UNKNOWN'),
-                                   ': the client does not trust the certificate'),
-                   'UNEXPECTED_EOF_WHILE_READING': ': the client closed, as one that does not '
-                                                   'trust the certificate may'}
 #: waitress's warnings left out: a line per request queued for a worker; truncate's short body.
 QUIET_WARNINGS = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
 
@@ -2834,9 +2829,7 @@ class Waitress:
             except OSError as error:  # a client gone, one that speaks no TLS the stub takes, or
                 log = self.server.petstore_log  # one refusing the certificate
                 if log is not None and (reason := getattr(error, 'reason', None)):
-                    hint = next((hint for end, hint in HANDSHAKE_HINTS.items()
-                                 if reason.endswith(end)), '')
-                    log(log_line(self.addr[0], 'TLS handshake', 'refused', f'({reason}{hint})'))
+                    log(log_line(self.addr[0], 'TLS handshake', 'refused', f'({reason})'))
                 self.handle_close()
             else:
                 self.tls, self.wants_write, self.last_activity = 'tls', False, time.time()

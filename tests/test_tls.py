@@ -120,7 +120,7 @@ def test_an_allowed_host_is_named_in_the_certificate_and_no_other_name_is():
             tls_socket(server, 'evil.example')
 
 
-def test_a_client_that_refuses_the_certificate_is_in_the_access_log_with_why():
+def test_a_client_that_refuses_the_certificate_is_in_the_access_log_with_openssl_s_reason():
     lines = []
     with stub.StubServer(stub.create_stub(access_log=lines.append), tls=stub.Tls()) as server:
         with pytest.raises(ssl.SSLCertVerificationError):
@@ -128,8 +128,7 @@ def test_a_client_that_refuses_the_certificate_is_in_the_access_log_with_why():
                 socket.create_connection(('127.0.0.1', server.port), timeout=5),
                 server_hostname='localhost')
         wait_until(lambda: lines)
-    assert lines[0].endswith(' 127.0.0.1 TLS handshake refused (TLSV1_ALERT_UNKNOWN_CA: the '
-                             'client does not trust the certificate)')
+    assert lines[0].endswith(' 127.0.0.1 TLS handshake refused (TLSV1_ALERT_UNKNOWN_CA)')
 
 
 def test_the_ca_file_is_removed_when_the_server_stops():
