@@ -1090,7 +1090,7 @@ class Controls:
 
     def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
-        return load_fixtures(self.store, read_fixtures(path))
+        return self.store.add_many(read_fixtures(path), into_empty=True)
 
     def fail_next(self, fault: int | str, times: int = 1, route: str | None = None, *,
                   after: int = 0, retry_after: int | None = None,
@@ -2254,11 +2254,6 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
     return {'what': operation or f'{method} {path}', **call}
 
 
-def load_fixtures(store: PetStore, new_pets: Sequence[dict]) -> list[dict]:
-    """Add ``new_pets`` to an empty ``store``, else 409: even a create not yet written counts."""
-    return store.add_many(new_pets, into_empty=True)
-
-
 def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
     path = Path(path) if path and path is not True else data_path('pets.json')
     try:
@@ -3265,7 +3260,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         if fixtures is not None and len(store):
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
         elif fixtures is not None:  # a disk that would not take them: an ApiError
-            loaded = f', {len(load_fixtures(store, fixtures))} loaded from fixtures'
+            loaded = f', {len(store.add_many(fixtures, into_empty=True))} loaded from fixtures'
         app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                           admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                           journal_size=JOURNAL_SIZE if args.admin else 0,

@@ -460,7 +460,7 @@ def test_a_log_of_removes_replayed_over_a_file_that_holds_it_changes_nothing(tmp
 def test_fixtures_go_into_a_store_whose_pets_were_all_removed(store):
     store.add(REX)
     remove(store, 1)
-    pets = stub.load_fixtures(store, stub.read_fixtures())
+    pets = store.add_many(stub.read_fixtures(), into_empty=True)
     assert [pet['id'] for pet in pets] == list(range(2, len(pets) + 2))
 
 
@@ -936,7 +936,7 @@ def test_fixtures_go_into_no_store_a_create_still_to_be_written_went_into_first(
 
         def load_fixtures():
             try:
-                stub.load_fixtures(store, stub.read_fixtures())
+                store.add_many(stub.read_fixtures(), into_empty=True)
             except stub.ApiError as error:
                 outcomes.append(error.code)
         with table._writer:  # held, so that the create waits in the queue, unwritten
@@ -953,6 +953,6 @@ def test_fixtures_go_into_no_store_a_create_still_to_be_written_went_into_first(
 
 
 def test_fixtures_go_into_an_empty_store_whatever_its_kind(store):
-    assert len(stub.load_fixtures(store, stub.read_fixtures())) == len(store) > 0
+    assert len(store.add_many(stub.read_fixtures(), into_empty=True)) == len(store) > 0
     with pytest.raises(stub.ApiError, match=f'the store already holds {len(store)} pets'):
-        stub.load_fixtures(store, stub.read_fixtures())
+        store.add_many(stub.read_fixtures(), into_empty=True)
