@@ -3072,7 +3072,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     add = parser.add_argument
     add('--host', default='127.0.0.1', type=host_name, help='listen address (default: %(default)s)')
-    add('--port', type=port_number, help=f'0 for any free one (default: $PORT or {DEFAULT_PORT})')
+    add('--port', type=port_number, default=os.environ.get('PORT', '').strip() or str(DEFAULT_PORT),
+        help=f'0 for any free one (default: $PORT or {DEFAULT_PORT})')
     add('--api-key', action='append', default=[], metavar='KEY', dest='api_keys',
         help='accept this bearer key; repeatable (also $PETSTORE_API_KEYS, comma-separated)')
     add('--db', default=DEFAULT_DB, metavar='PATH',
@@ -3152,7 +3153,7 @@ def parse_delay_flag(text: str) -> dict | None:
 
 
 port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
-                        'a port is a number from 0 to 65535')
+                        'a port (--port, or $PORT) is a number from 0 to 65535')
 seed_number = flag_type(parse_whole_number, lambda seed: seed <= INT64_MAX,
                         f'a seed is a whole number from 0 to {INT64_MAX}')
 first_id_number = flag_type(parse_whole_number, lambda first: 1 <= first <= INT64_MAX,
@@ -3188,11 +3189,6 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         from_environment = os.environ.get('PETSTORE_API_KEYS', '').split(',')
         api_keys, generated = choose_api_keys(
             args.api_keys + [key.strip() for key in from_environment if key.strip()], args.host)
-        if (port := args.port) is None:
-            try:
-                port = port_number(os.environ.get('PORT', '').strip() or str(DEFAULT_PORT))
-            except argparse.ArgumentTypeError as error:
-                raise ValueError(f'PORT: {error}') from None
         try:  # an address this machine could listen on
             socket.getaddrinfo(args.host, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         except (OSError, UnicodeError) as error:
@@ -3241,7 +3237,7 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         errors.log('petstore-stub: stdout is closed; the banner and the access log go nowhere')
     try:
         with contextlib.redirect_stderr(errors):
-            serve_store(args, api_keys, generated, port, console, server_class, tls)
+            serve_store(args, api_keys, generated, console, server_class, tls)
         return 0
     except (CannotServe, DatabaseError, ApiError) as error:
         errors.log(f'petstore-stub: {error}')
@@ -3251,8 +3247,8 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         errors.stop()
 
 
-def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, port: int,
-                console: Console, server_class: type[StubServer], tls: Tls | None) -> None:
+def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, console: Console,
+                server_class: type[StubServer], tls: Tls | None) -> None:
     # Read first: a fixtures file that cannot be used leaves no new database behind.
     fixtures = None if args.fixtures is None else read_fixtures(args.fixtures)
     with StubStore(None if args.db == MEMORY_DB else args.db, first_id=args.first_id) as store:
@@ -3270,7 +3266,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                                          else args.allowed_hosts),
                           extra_fields=args.extra_fields or False, seed=args.seed)
         raise_open_files_limit(CONNECTION_LIMIT + 64)
-        server = server_class(app, args.host, port, tls=tls, ca_file=args.tls_ca_file,
+        server = server_class(app, args.host, args.port, tls=tls, ca_file=args.tls_ca_file,
                               send_timeout=args.send_timeout)
         try:
             server.bind()
@@ -3280,7 +3276,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                 reason = f'{reason}; choose another --port, or --port 0 for any free one'
             elif getattr(error, 'filename', None):  # the CA's file
                 raise CannotServe(f'cannot write {error.filename}: {reason}') from None
-            raise CannotServe(f'cannot listen on {args.host}:{port}: {reason}') from None
+            raise CannotServe(f'cannot listen on {args.host}:{args.port}: {reason}') from None
         # The ready file before the banner: a stub that cannot write it never says it serves.
         url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
         ready = None

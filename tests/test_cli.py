@@ -76,7 +76,8 @@ def test_a_bad_port_environment_variable_is_a_usage_error(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exited:
         main([])
     assert exited.value.code == 2
-    assert 'PORT: a port is a number from 0 to 65535' in capsys.readouterr().err
+    assert ("argument --port: a port (--port, or $PORT) is a number from 0 to 65535; got 'eighty'"
+            in capsys.readouterr().err)
 
 
 def test_the_access_log_shows_each_request(capsys):
@@ -287,13 +288,13 @@ def test_help_lists_every_flag_with_examples(capsys):
 # -- refused in one line -------------------------------------------------------------
 
 @pytest.mark.parametrize('argv, environment, problem', [
-    pytest.param(['--port', '70000'], {}, "a port is a number from 0 to 65535; got '70000'",
+    pytest.param(['--port', '70000'], {}, "is a number from 0 to 65535; got '70000'",
                  id='--port 70000'),
     pytest.param(['--port', '65536'], {}, "got '65536'", id='--port 65536'),
     pytest.param(['--port', '-1'], {}, "got '-1'", id='--port -1'),
     pytest.param(['--port', 'http'], {}, "got 'http'", id='--port http'),
-    pytest.param([], {'PORT': '70000'}, "PORT: a port is a number from 0 to 65535",
-                 id='PORT=70000'),
+    pytest.param([], {'PORT': '70000'}, "a port (--port, or $PORT) is a number from 0 to 65535; "
+                 "got '70000'", id='PORT=70000'),
     pytest.param(['--host', ''], {}, 'give an address', id="--host ''"),
     pytest.param(['--host', '999.1.1.1'], {}, "--host '999.1.1.1'", id='--host 999.1.1.1'),
     pytest.param(['--host', 'no-such-host.invalid'], {}, "--host 'no-such-host.invalid'",
