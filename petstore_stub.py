@@ -3166,9 +3166,12 @@ delay_flag = flag_type(parse_delay_flag, lambda delay: delay['seconds'] <= FAULT
                        and delay['route'] in (None, *OPERATIONS),
                        f'a delay is SECONDS, from 0 to {FAULT_SECONDS_MAX:g}, after ROUTE= (one '
                        f'of {", ".join(OPERATIONS)}) if for its calls alone')
-extra_fields_flag = flag_type(lambda text: [name.strip() for name in text.split(',')],
-                              lambda operations: set(operations) <= set(PET_ANSWERS),
-                              f'name operations of {", ".join(PET_ANSWERS)}, comma-separated')
+extra_fields_flag = flag_type(  # true or false too, for the ini option
+    lambda text: {'true': True, 'false': False}.get(text.lower(), re.split(r'[\s,]+', text)),
+    lambda operations: operations in (True, False) or set(operations) <= set(PET_ANSWERS),
+    f'give operations of {", ".join(PET_ANSWERS)}, separated by commas; or true, or false')
+percent = flag_type(lambda text: parse_decimal(text.removesuffix('%')), lambda least: least <= 100,
+                    'give a percent from 0 to 100')
 ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
                                  f'{what} goes in a folder that exists, and is no folder itself')
                        for what in ('the ready file', 'the CA file'))
@@ -3473,35 +3476,29 @@ if 'pytest' in sys.modules:
         if hasattr(config, 'workeroutput'):  # a pytest-xdist worker: the controller reports
             config.workeroutput['petstore_coverage'] = report
             return
-        least = coverage_fail_under(config)
+        least = ini_option(config, 'coverage_fail_under', percent)
         if least is not None and 100 * report['met'] / report['documented'] < least:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def ini_option(config: pytest.Config, name: str, flag: Callable[[str], Any]) -> Any:
+        """An ini option, taken as its flag takes it, or None if empty; a TOML list is refused."""
+        text = str(config.getini(f'petstore_{name}')).strip()
+        try:
+            return flag(text) if text else None
+        except argparse.ArgumentTypeError as error:
+            raise pytest.UsageError(f'petstore_{name}: {error}') from None
+
     def stub_options(config: pytest.Config) -> dict:
         """The ini options petstore_first_id and petstore_extra_fields, as serve() takes them."""
-        first = str(config.getini('petstore_first_id'))  # str(): a TOML list is refused too
-        names = str(config.getini('petstore_extra_fields'))
-        names, flag = names.replace(',', ' ').split(), names.strip().lower() in ('true', 'false')
-        if (first_id := parse_whole_number(first)) is None or not 1 <= first_id <= INT64_MAX:
-            raise pytest.UsageError(f'petstore_first_id is from 1 to {INT64_MAX}; got {first!r}')
-        if not flag and not set(names) <= set(PET_ANSWERS):
-            raise pytest.UsageError('petstore_extra_fields is true, false, or names of '
-                                    f'{", ".join(PET_ANSWERS)}; got {" ".join(names)!r}')
-        return {'first_id': first_id, 'extra_fields': names[0].lower() == 'true' if flag else names}
-
-    def coverage_fail_under(config: pytest.Config) -> float | None:
-        text = str(config.getini('petstore_coverage_fail_under')).strip().removesuffix('%')
-        least = parse_decimal(text) if text else None
-        if text and (least is None or least > 100):
-            raise pytest.UsageError('petstore_coverage_fail_under is a percent from 0 to 100; '
-                                    f'got {text!r}')
-        return least
+        return {'first_id': ini_option(config, 'first_id', first_id_number) or 1,
+                'extra_fields': ini_option(config, 'extra_fields', extra_fields_flag) or False}
 
     def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
         if (report := config.stash.get(COVERAGE, None)) is None or hasattr(config, 'workeroutput'):
             return
         write = terminalreporter.write_line
-        share, least = 100 * report['met'] / report['documented'], coverage_fail_under(config)
+        share = 100 * report['met'] / report['documented']
+        least = ini_option(config, 'coverage_fail_under', percent)
         if config.getini('petstore_coverage'):
             terminalreporter.section('petstore-stub: what the tests met of the API')
             write(f'documented responses met: {report["met"]} of {report["documented"]} '
@@ -3548,7 +3545,7 @@ if 'pytest' in sys.modules:
                       'tests met less than this share (a percent) of the documented responses')
 
     def pytest_configure(config: pytest.Config) -> None:
-        coverage_fail_under(config)  # a value out of range stops the run before it starts
+        ini_option(config, 'coverage_fail_under', percent)  # a bad value stops the run at once
         stub_options(config)
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
                                 'malformed requests on purpose (petstore_fail_on_bad_requests)')

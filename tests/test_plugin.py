@@ -167,9 +167,11 @@ def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytest
 
 @pytest.mark.slow
 @pytest.mark.parametrize('ini, message', [
-    ('petstore_first_id = 0', "petstore_first_id is from 1 to 9223372036854775807; got '0'"),
-    ('petstore_extra_fields = maybe', 'petstore_extra_fields is true, false, or names of '
-                                      "listPets, createPet, getPet; got 'maybe'")])
+    ('petstore_first_id = 0', 'petstore_first_id: a first id is a whole number from 1 to '
+                              "9223372036854775807; got '0'"),
+    ('petstore_extra_fields = maybe', 'petstore_extra_fields: give operations of listPets, '
+                                      "createPet, getPet, separated by commas; or true, or false; "
+                                      "got 'maybe'")])
 def test_an_ini_option_out_of_range_stops_the_run_before_any_test(pytester, ini, message):
     pytester.makeini(f'[pytest]\n{ini}\n')
     pytester.makepyfile(test_ids=FIRST_ID_TESTS)
@@ -285,7 +287,7 @@ def test_a_fail_under_that_is_no_percent_stops_the_run_before_it_starts(pytester
     pytester.makeini(f'[pytest]\npetstore_coverage_fail_under = {least}\n')
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert f"petstore_coverage_fail_under is a percent from 0 to 100; got '{least}'" in (
+    assert f"petstore_coverage_fail_under: give a percent from 0 to 100; got '{least}'" in (
         result.stderr.str())
     assert 'passed' not in result.stdout.str()
 
@@ -372,5 +374,5 @@ def test_it(petstore_server):
     pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = ["getPet"]\n')
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert result.stderr.lines[-2].startswith('ERROR: petstore_extra_fields is true, false, or ')
+    assert result.stderr.lines[-2].startswith('ERROR: petstore_extra_fields: give operations of ')
     assert 'Traceback' not in result.stderr.str() + result.stdout.str()
