@@ -3103,10 +3103,11 @@ def build_parser() -> argparse.ArgumentParser:
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
     add('--tls', action='store_true', help='serve HTTPS, with a certificate from a CA made at '
         'start (needs the tls extra); implied by the three flags below')
-    add('--tls-ca-file', type=ca_path, metavar='PATH',
+    either = parser.add_mutually_exclusive_group().add_argument  # the CA the stub makes, or yours
+    either('--tls-ca-file', type=ca_path, metavar='PATH',
         help='write that CA, for clients to trust, to PATH (default: a new file in the temporary '
              'folder; either way in the ready file, and removed at a clean stop)')
-    add('--tls-cert', type=existing_file, metavar='FILE',
+    either('--tls-cert', type=existing_file, metavar='FILE',
         help='serve HTTPS with this certificate of your own (PEM), e.g. from mkcert')
     add('--tls-key', type=existing_file, metavar='FILE',
         help="--tls-cert's private key, unless the certificate's file holds it")
@@ -3223,9 +3224,6 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
                                  'its own')
         if args.tls_key is not None and args.tls_cert is None:
             raise ValueError('--tls-key goes with --tls-cert, the certificate it is the key of')
-        if args.tls_ca_file is not None and args.tls_cert is not None:
-            raise ValueError('--tls-ca-file names where the CA the stub makes goes; with '
-                             '--tls-cert, your certificate\'s CA is yours to give clients')
         tls = (Tls(tls_names(args.host, args.allowed_hosts), args.tls_cert, args.tls_key)
                if args.tls or args.tls_ca_file or args.tls_cert else None)
     except ValueError as error:

@@ -368,7 +368,7 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--tls-cert', stub.__file__], {}, 'petstore_stub.py (PEM lib); give a PEM '
                  'certificate, and its key unless its file holds it', id='--tls-cert no PEM'),
     pytest.param(['--tls-cert', stub.__file__, '--tls-ca-file', 'ca.pem'], {},
-                 "with --tls-cert, your certificate's CA is yours to give clients",
+                 'argument --tls-ca-file: not allowed with argument --tls-cert',
                  id='--tls-ca-file with --tls-cert'),
 ])
 def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatch, argv,
