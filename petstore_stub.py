@@ -1059,7 +1059,6 @@ class Exchange:
     page: bool = False  #: the page was served: a browser's visit, and no call
     close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered
     hold: float = 0.0  #: the seconds its fault takes: a hang's, once journalled; a slow answer's
-    stop: bool = False  #: the server stops once this answer is sent (a shutdown)
     extra: bool = False  #: its Pets carried fields the document does not describe
 
 
@@ -2160,14 +2159,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
             return '' if result is None else to_json(result)
         api.route(ADMIN_PREFIX + path, method, checked, name=name)
 
-    def shutdown() -> dict:
-        exchange = bottle.request.environ[EXCHANGE]
-        if not exchange.can_close:
-            raise ApiError(409, 'cannot_stop', 'this app is not served by the stub\'s own server, '
-                                               'so it cannot stop it')
-        exchange.stop = True  # read by the server, once it has sent the answer
-        return {'status': 'stopping'}
-
     def list_requests() -> list:
         values = parse_query(bottle.request.query_string).get('since', ['0'])
         if (since := parse_whole_number(values[0])) is None or len(values) > 1:
@@ -2206,7 +2197,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     admin('GET', 'settings', 'getSettings', stub.settings)
     admin('GET', 'coverage', 'getCoverage', stub.coverage)
     admin('DELETE', 'coverage', 'clearCoverage', stub.clear_coverage)
-    admin('POST', 'shutdown', 'shutdown', shutdown, status=202)
     admin('POST', 'chaos', 'setChaos',
           lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
     admin('POST', 'delay', 'setDelay', lambda document: stub.set_delay(**parse_delay(document)),
@@ -2676,11 +2666,9 @@ class Waitress:
 
         def finish(self) -> None:
             """Send the response, or close unanswered as the app asked (a FIN; for 'reset' an RST),
-            leaving pipelined requests unserved. A shutdown's answer sent, closing ends the loop."""
+            leaving pipelined requests unserved."""
             if self.exchange.close is None:
                 super().finish()
-                if self.exchange.stop:
-                    self.close_on_finish = self.channel.ends_loop = True
                 return
             self.close_on_finish = True
             channel = self.channel
@@ -2706,7 +2694,6 @@ class Waitress:
 
     class Channel(waitress.channel.HTTPChannel):
         abrupt = False  # closed by a reset fault
-        ends_loop = False  # it carried a shutdown: its close ends the event loop
 
         def __init__(self, *args: Any, **options: Any) -> None:
             super().__init__(*args, **options)
@@ -2724,11 +2711,6 @@ class Waitress:
                 request.headers['CONNECTION'] = 'close'
                 return
             super().send_continue()
-
-        def handle_close(self) -> None:
-            super().handle_close()
-            if self.ends_loop:  # the answer to a shutdown is sent: every connection closes
-                Waitress.close_connections(self.server)
 
     Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, Task
 
@@ -2885,7 +2867,7 @@ class Waitress:
         self._server.petstore_tls, self._server.petstore_log = tls, log  # for TlsChannel
         self._server.petstore_send_timeout = send_timeout  # for Unread
         self.port = int(self._server.effective_port)
-        self.run = self._server.run  # the event loop, until close() or a shutdown's answer
+        self.run = self._server.run  # the event loop, until close()
 
     def close(self, thread: threading.Thread | None) -> None:
         """Close the socket and connections, then stop the workers, then the trigger they pull."""
@@ -2990,13 +2972,12 @@ class StubServer(Controls):
         return self
 
     def serve_forever(self) -> None:
-        """Serve until stop(), or until the answer to a shutdown request is sent; then stop."""
+        """Serve until stop()."""
         try:
             self._server.run()
         except BaseException as error:
             self.app.errors.append(without_frames(error))
             raise
-        self.stop()
 
     def stop(self) -> None:
         """Close the socket and connections and wait for the threads; a later call only waits."""
@@ -3186,7 +3167,7 @@ class CannotServe(Exception):
 
 
 def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = StubServer) -> int:
-    """Run the stub until Ctrl-C, SIGTERM or a shutdown request; return the exit status."""
+    """Run the stub until Ctrl-C or SIGTERM; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

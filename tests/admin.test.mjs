@@ -63,19 +63,6 @@ test('the coverage counts what the calls met of the description, and is cleared'
   assert.equal((await admin('GET', 'coverage')).body.met, 0);
 });
 
-test('a shutdown answers, then stops the stub cleanly, ready file and all', async () => {
-  const other = join(folder, 'other.json');
-  const second = spawn(process.env.PETSTORE_PYTHON ?? 'python3', [...STUB, '--ready-file', other],
-                       { stdio: ['ignore', 'ignore', 'inherit'] });
-  const ended = new Promise((resolve) => second.on('exit', resolve));
-  let its;
-  while (!its) its = await readFile(other, 'utf8').then(JSON.parse, () => sleep(20));
-  const response = await fetch(`${its.admin_url}/shutdown`, { method: 'POST', headers: AUTH });
-  assert.deepEqual([response.status, await response.json()], [202, { status: 'stopping' }]);
-  assert.equal(await ended, 0);
-  await assert.rejects(access(other), { code: 'ENOENT' });
-});
-
 after(async () => {
   stub.kill('SIGTERM');
   assert.equal(await exited, 0);

@@ -1,16 +1,14 @@
 """The admin endpoints a suite in any language drives: health, the journal, assertions, faults,
 the delay; as strict about their inputs as the API."""
 
-import http.client
 import json
-import socket
 import urllib.parse
 
 import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import make_client, wait_until
+from conftest import make_client
 
 REX = {'name': 'Rex', 'categoryId': 1}
 
@@ -251,7 +249,7 @@ def test_a_filter_names_its_calls_one_way_and_says_so(call):
                                   f'one of the two; got {json.dumps(call)}')
 
 
-# -- find, one entry, settings, one fault, shutdown -----------------------------------
+# -- find, settings, one fault ------------------------------------------------------
 
 def test_find_returns_the_entries_a_filter_matches_and_since_one_less_gives_an_entry_first(
         journal):
@@ -290,26 +288,6 @@ def test_the_settings_name_the_delays_chaos_and_what_is_queued(admin):
     assert [(delay['route'], delay['seconds']) for delay in settings['delays']] == [('getPet', 0.5)]
     admin.post_json('/__admin/reset')
     assert admin.get('/__admin/settings').json['delays'] == []
-
-
-def test_a_shutdown_of_an_app_no_stub_server_serves_is_refused(admin):
-    refused = admin.post('/__admin/shutdown', status=409).json
-    assert refused['code'] == 'cannot_stop'
-
-
-@pytest.mark.parametrize('tls', [pytest.param(False, id='http'), pytest.param(True, id='https')])
-def test_a_shutdown_answers_then_stops_the_server(tls):
-    with stub.serve(tls=tls) as server:
-        connection = (http.client.HTTPSConnection('127.0.0.1', server.port, timeout=10,
-                                                  context=server.ssl_context()) if tls else
-                      http.client.HTTPConnection('127.0.0.1', server.port, timeout=10))
-        connection.request('POST', '/__admin/shutdown', headers=server.headers)
-        response = connection.getresponse()
-        assert (response.status, json.loads(response.read())) == (202, {'status': 'stopping'})
-        connection.close()
-        wait_until(lambda: server._thread is not None and not server._thread.is_alive())
-        with pytest.raises(OSError):
-            socket.create_connection(('127.0.0.1', server.port), timeout=1).close()
 
 
 # -- delays ---------------------------------------------------------------------------
