@@ -115,7 +115,7 @@ __all__ = [
     'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
     'serve']
 
-__version__ = '1.2.0'
+__version__ = '2.0.0'
 
 
 # =============================================================================
