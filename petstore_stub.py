@@ -1177,7 +1177,7 @@ class Controls:
         self.journal.coverage.clear()
 
     def settings(self) -> dict:
-        """The stub's delays (for every request first), chaos, faults queued and journal size."""
+        """The stub's delays (route None: every call's), chaos, faults queued, journal size."""
         return {'delays': [{'seconds': seconds, 'route': route}
                            for route, seconds in self.faults.delays.items()],
                 'chaos': self.faults.chaos, 'faults_queued': len(self.faults.listed()['faults']),
@@ -3078,8 +3078,8 @@ def build_parser() -> argparse.ArgumentParser:
     add('--seed', type=seed_number, metavar='N',
         help='seed the chaos draw and the extra fields, to repeat a run')
     add('--delay', type=delay_flag, action='append', default=[], metavar='[ROUTE=]SECONDS',
-        help=f'make every API request (or ROUTE\'s calls) wait SECONDS first, 0 to '
-             f'{FAULT_SECONDS_MAX:g}; repeatable')
+        help=f'make each call (or ROUTE\'s calls) wait SECONDS, 0 to {FAULT_SECONDS_MAX:g}, once '
+             'its key is accepted; repeatable')
     add('--ready-file', type=ready_file, metavar='PATH',
         help='once listening, write the URLs and pid to PATH as JSON; removed at a clean stop')
     add('--tls', action='store_true', help='serve HTTPS, with a certificate from a CA made at '
