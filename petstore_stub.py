@@ -3283,9 +3283,10 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         if args.show_credentials:
             console.log('credentials are journalled and logged as sent (--show-credentials)')
         for delay in args.delay:
-            if app.set_delay(**delay)['seconds']:  # 0: none
-                console.log(f'delay: every {delay["route"] or "API"} request waits '
-                            f'{delay["seconds"]:g} s first')
+            app.set_delay(**delay)
+        for delay in app.settings()['delays']:  # as set: a route's last flag wins, 0 is none
+            console.log(f'delay: each {delay["route"] or "API"} call waits {delay["seconds"]:g} s '
+                        'once its key is accepted')
         if (extra := app.settings()['extra_fields'])['operations']:
             console.log(f'extra fields: in the Pets of {", ".join(extra["operations"])}, drawn '
                         f'from seed {extra["seed"]}')

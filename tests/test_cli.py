@@ -406,14 +406,15 @@ def test_the_banner_names_the_chaos_seed(capsys):
             in capsys.readouterr().out)
 
 
-def test_delays_per_route_are_set_and_named(capsys):
-    assert main(['--port', '0', '--db', ':memory:', '--delay', 'createPet=0.1',
-                 '--delay', '0.01', '--delay', 'getPet=0'], server_class=NotServing) == 0
+def test_delays_per_route_are_set_and_the_banner_names_those_set_the_last_flag_winning(capsys):
+    assert main(['--port', '0', '--db', ':memory:', '--delay', 'createPet=0.1', '--delay', '5',
+                 '--delay', 'getPet=1', '--delay', '0.01', '--delay', 'getPet=0'],
+                server_class=NotServing) == 0
     assert SERVED[0].app.settings()['delays'] == [{'seconds': 0.1, 'route': 'createPet'},
                                                   {'seconds': 0.01, 'route': None}]
-    out = capsys.readouterr().out
-    assert 'delay: every createPet request waits 0.1 s first' in out
-    assert 'delay: every API request waits 0.01 s first' in out and 'getPet' not in out
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith('delay:')]
+    assert lines == ['delay: each createPet call waits 0.1 s once its key is accepted',
+                     'delay: each API call waits 0.01 s once its key is accepted']
 
 
 def test_first_id_gives_new_pets_ids_from_it():
@@ -426,7 +427,7 @@ def test_delay_holds_every_api_request_and_the_banner_says_so(capsys):
     assert main(['--port', '0', '--db', ':memory:', '--delay', '0.25'],
                 server_class=NotServing) == 0
     assert SERVED[0].app.delay == 0.25
-    assert 'delay: every API request waits 0.25 s first' in capsys.readouterr().out
+    assert 'delay: each API call waits 0.25 s once its key is accepted' in capsys.readouterr().out
 
 
 @pytest.mark.parametrize('flags, admin_url', [
