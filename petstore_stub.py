@@ -3064,7 +3064,7 @@ def build_parser() -> argparse.ArgumentParser:
     add('--first-id', type=first_id_number, default=1, metavar='N', help='give new pets ids from N '
         f'(default: 1; {2 ** 53 + 1} is past what a 64-bit float holds exactly)')
     add('--extra-fields', nargs='?', const=True, type=extra_fields_flag, metavar='OPERATIONS',
-        help='give each Pet in every answer (or in those of OPERATIONS, comma-separated) fields '
+        help='give each Pet in every answer (or those of OPERATIONS, split by commas) fields '
              'the document does not describe, as a later version of the API might')
     add('--staging', action='store_true', help=f'serve under {STAGING_BASE_PATH}')
     add('--cors', action='store_true', help='let pages on any origin call the API')
@@ -3151,7 +3151,7 @@ delay_flag = flag_type(parse_delay_flag, lambda delay: delay['seconds'] <= FAULT
 extra_fields_flag = flag_type(  # true or false too, for the ini option
     lambda text: {'true': True, 'false': False}.get(text.lower(), re.split(r'[\s,]+', text)),
     lambda operations: operations in (True, False) or set(operations) <= set(PET_ANSWERS),
-    f'give operations of {", ".join(PET_ANSWERS)}, separated by commas; or true, or false')
+    f'give true, false, or operations of {", ".join(PET_ANSWERS)}, split by commas or spaces')
 percent = flag_type(lambda text: parse_decimal(text.removesuffix('%')), lambda least: least <= 100,
                     'give a percent from 0 to 100')
 ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
@@ -3461,11 +3461,11 @@ if 'pytest' in sys.modules:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def ini_option(config: pytest.Config, name: str, flag: Callable[[str], Any]) -> Any:
-        """An ini option, taken as its flag takes it, or None if empty; a TOML list is refused."""
-        text = str(config.getini(f'petstore_{name}')).strip()
+        """An ini option (in TOML, a value or a list), taken as its flag takes it; None if empty."""
         try:
+            text = ' '.join(map(str, config.getini(f'petstore_{name}')))  # 'args': shlex's words
             return flag(text) if text else None
-        except argparse.ArgumentTypeError as error:
+        except (argparse.ArgumentTypeError, pytest.UsageError) as error:  # a quote left open
             raise pytest.UsageError(f'petstore_{name}: {error}') from None
 
     def stub_options(config: pytest.Config) -> dict:
@@ -3511,17 +3511,17 @@ if 'pytest' in sys.modules:
                       help='fail a test whose client sent the petstore_server a malformed request')
         parser.addini('petstore_fail_on_unmatched_requests', type='bool', default=False,
                       help='fail a test whose client sent a request no operation answered')
-        parser.addini('petstore_extra_fields', default='false', help='true, or the operations '
+        parser.addini('petstore_extra_fields', type='args', help='true, or the operations '
                       'whose Pets carry fields the document does not describe')
         parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
                       help='fail a test that left a fault queued on the petstore_server unused')
-        parser.addini('petstore_first_id', default='1', help='the first id the stub gives a new '
+        parser.addini('petstore_first_id', type='args', help='the first id the stub gives a new '
                       f'pet, up to {INT64_MAX} ({2 ** 53 + 1}: past what a double holds exactly)')
         parser.addini('petstore_tls', type='bool', default=False,
                       help='serve petstore_server over HTTPS, with a CA made for the session')
         parser.addini('petstore_coverage', type='bool', default=True,
                       help='at the end, say what the tests met of the API through petstore_server')
-        parser.addini('petstore_coverage_fail_under', default='', help='fail the session if the '
+        parser.addini('petstore_coverage_fail_under', type='args', help='fail the session if the '
                       'tests met less than this share (a percent) of the documented responses')
 
     def pytest_configure(config: pytest.Config) -> None:

@@ -169,9 +169,10 @@ def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytest
 @pytest.mark.parametrize('ini, message', [
     ('petstore_first_id = 0', 'petstore_first_id: a first id is a whole number from 1 to '
                               "9223372036854775807; got '0'"),
-    ('petstore_extra_fields = maybe', 'petstore_extra_fields: give operations of listPets, '
-                                      "createPet, getPet, separated by commas; or true, or false; "
-                                      "got 'maybe'")])
+    ('petstore_extra_fields = maybe', 'petstore_extra_fields: give true, false, or operations of '
+                                      "listPets, createPet, getPet, split by commas or spaces; "
+                                      "got 'maybe'"),
+    ("petstore_first_id = 7'", 'petstore_first_id: No closing quotation')])
 def test_an_ini_option_out_of_range_stops_the_run_before_any_test(pytester, ini, message):
     pytester.makeini(f'[pytest]\n{ini}\n')
     pytester.makepyfile(test_ids=FIRST_ID_TESTS)
@@ -363,7 +364,7 @@ def test_the_unmatched_guard_fails_a_test_whose_client_sent_a_request_nothing_an
 
 
 @pytest.mark.slow
-def test_a_toml_true_turns_extra_fields_on_and_a_toml_list_is_refused_in_one_line(pytester):
+def test_a_toml_true_or_list_sets_extra_fields_and_a_toml_list_of_two_ids_is_refused(pytester):
     pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = true\n')
     pytester.makepyfile(test_extra="""
 def test_it(petstore_server):
@@ -371,8 +372,17 @@ def test_it(petstore_server):
         'createPet', 'getPet', 'listPets']
 """)
     pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
-    pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = ["getPet"]\n')
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = ["getPet"]\n'
+                               'filterwarnings = ["error"]\n')
+    pytester.makepyfile(test_extra="""
+def test_it(petstore_server):
+    assert petstore_server.settings()['extra_fields']['operations'] == ['getPet']
+""")
+    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_first_id = [1, 2]\n'
+                               'filterwarnings = ["error"]\n')
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert result.stderr.lines[-2].startswith('ERROR: petstore_extra_fields: give operations of ')
+    assert result.stderr.lines[-2] == ('ERROR: petstore_first_id: a first id is a whole number '
+                                       "from 1 to 9223372036854775807; got '1 2'")
     assert 'Traceback' not in result.stderr.str() + result.stdout.str()
