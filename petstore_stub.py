@@ -1831,7 +1831,7 @@ def log_line(client: str, request: str, status: str, duration: str) -> str:
 # -- Faults: queued, or drawn by chaos -----------------------------------------
 
 class Faults:
-    """Queued and chaos faults, and single operations' delays: met once a call's key is accepted."""
+    """Queued and chaos faults and delays, met once a call's key is accepted; Pets' extra fields."""
 
     def __init__(self) -> None:
         self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
@@ -3284,10 +3284,11 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             console.log('credentials are journalled and logged as sent (--show-credentials)')
         for delay in args.delay:
             app.set_delay(**delay)
-        for delay in app.settings()['delays']:  # as set: a route's last flag wins, 0 is none
+        settings = app.settings()  # as set: a route's last --delay wins, and 0 is none
+        for delay in settings['delays']:
             console.log(f'delay: each {delay["route"] or "API"} call waits {delay["seconds"]:g} s '
                         'once its key is accepted')
-        if (extra := app.settings()['extra_fields'])['operations']:
+        if (extra := settings['extra_fields'])['operations']:
             console.log(f'extra fields: in the Pets of {", ".join(extra["operations"])}, drawn '
                         f'from seed {extra["seed"]}')
         if args.chaos:
