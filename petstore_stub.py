@@ -54,7 +54,7 @@ fixture server's pieces, and ``StubStore`` the durable file. The sections, in or
       Assertions: what the client sent, held against what a test expects
       The console: text for a person, never in the way of a request
       HTTPS: a certificate a test can trust
-      The server: waitress, behind one adapter
+      The server: HTTP/1.1 on httptools, a thread for each connection
       The command line
       The pytest fixtures
 """
@@ -67,6 +67,7 @@ import collections
 import contextlib
 import dataclasses
 import decimal
+import email.utils
 import errno
 import functools
 import hashlib
@@ -79,11 +80,13 @@ import json
 import logging
 import logging.handlers
 import math
+import operator
 import os
 import queue
 import random
 import re
 import secrets
+import selectors
 import shlex
 import signal
 import socket
@@ -101,13 +104,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import bottle
-import waitress
-import waitress.channel
-import waitress.parser
-import waitress.task
-import waitress.utilities
+import httptools
 from tinydb.storages import Storage
-from waitress import wasyncore
 
 __all__ = [
     'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'Including', 'LockedJSONStorage',
@@ -210,7 +208,7 @@ def stub_failed() -> ApiError:
                     'traceback')
 
 
-#: The Error ``code`` for a status that bottle, waitress or a fault answers with.
+#: The Error ``code`` for a status that bottle, the server or a fault answers with.
 ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
                413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error',
                # Named as RFC 9110 names them, as Python does only from 3.13.
@@ -1459,7 +1457,7 @@ class Fence:
 def route_as_sent(environ: dict) -> None:
     """Route on the path as sent: ``/v1/pets/%31`` is ``/v1/pets/1``, but one decoding would reshape
     (``/v1/pets%2F1``, an empty or dot segment, not UTF-8) stays encoded, to alias no resource."""
-    target = environ.get('REQUEST_URI')  # waitress's: the request target as sent
+    target = environ.get('REQUEST_URI')  # the server's: the request target as sent
     if target is None:  # in-process, as WebTest calls it: the path is already decoded
         sent = urllib.parse.quote(environ.get('PATH_INFO', ''), safe='/', encoding='latin-1')
     else:
@@ -2540,377 +2538,490 @@ def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
             if re.fullmatch(r'[A-Za-z0-9.:-]+', found)]
 
 
-# -- The server: waitress, behind one adapter ----------------------------------
+# -- The server: HTTP/1.1 on httptools, a thread for each connection ----------
+# httptools (llhttp, Node's parser) reads the bytes; this section decides what to feed it, what
+# to refuse, and what goes back on the wire. A connection's thread reads a request, calls the app,
+# and sends its answer; a slow or silent client holds its own thread and nobody else's.
 
-#: waitress's worker threads. Measured under 16 keep-alive clients, 4 (its default) served
-#: half as many requests as 8 or 16, and more threads waiting on one log write share it.
-SERVER_THREADS = 16
-#: waitress buffers a body this big before the app sees it (and can answer 413 in JSON).
-SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024
 CONNECTION_LIMIT = 1000  #: open connections, idle or slow ones included, before new ones wait
-#: waitress's warnings left out: a line per request queued for a worker; truncate's short body.
-QUIET_WARNINGS = {'waitress.queue': 'Task queue depth', 'waitress': 'application returned too few'}
+IDLE_SECONDS = 120.0  #: a connection silent this long is closed, in its TLS handshake too
+HEAD_LIMIT = 256 * 1024  #: the bytes of a request line and its headers, past which a 431
+SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024  #: a body past this is a 413 before the app sees it
+SPOOL_BYTES = 512 * 1024  #: a body past this waits in a temporary file, not in memory
+#: A request line as RFC 9112 (3) has it: a method (a token), the target, the version.
+REQUEST_LINE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/(\d\.\d)")
+TARGET = re.compile(r'[!"$-~]+')  #: printable ASCII, but no '#': a fragment is not sent
+PLAIN_TO_TLS = 'this port speaks HTTPS: send the request to https://, not http://'
 
 
 class ServerError(Exception):
     """An exception raised inside the server thread, re-raised in the caller's."""
 
 
-class Waitress:
-    """The server, waitress 3.0: only this class touches its internals, for what its API lacks."""
+class Request:
+    """One request as the parser reads it: it calls the ``on_`` methods as each part arrives."""
 
-    class VersionNotSupported(waitress.utilities.Error):
-        code, reason = 505, 'HTTP Version Not Supported'
+    def __init__(self) -> None:
+        self.head = b''  #: the request line and headers, as sent
+        self.target = b''
+        self.headers: dict[str, str] = {}  #: by WSGI name (X-Token: X_TOKEN), a repeat joined
+        self.body: IO[bytes] | None = None  #: in memory, or past SPOOL_BYTES in a file
+        self.size = 0  #: the body's bytes read
+        self.length = 0  #: a Content-Length body's bytes
+        self.chunked = self.chunk_sized = False  #: its body is chunked; a size line just read
+        self.head_done = self.done = False
+        self.keep_alive = self.upgrade = False
+        self.method, self.version = '', '1.1'
+        self.received = 0  #: when its head was read (time.monotonic_ns())
+        self.refusal: ApiError | None = None
 
-    class Parser(waitress.parser.HTTPRequestParser):
-        """waitress's parser, refusing requests RFC 9112 forbids or lets a server refuse."""
+    def on_url(self, url: bytes) -> None:
+        self.target += url
 
-        def parse_header(self, header_plus: bytes) -> None:
-            self.petstore_received = time.monotonic_ns()  # when its Exchange begins
-            # Looked for before waitress parses: it drops the header, even an empty one.
-            encoded = re.search(rb'\r\ntransfer-encoding:', header_plus, re.IGNORECASE) is not None
-            try:
-                super().parse_header(header_plus)
-            except ValueError as error:  # urllib's, for a target such as http://[x/
-                raise waitress.parser.ParsingError(f'the request target is not a URL: {error}')
-            if self.version not in ('1.0', '1.1'):  # waitress would serve 1.2 to 9.9 as 1.0
-                self.error, self.completed = Waitress.VersionNotSupported(
-                    f'HTTP/{self.version or "0.9"} is not served here; send HTTP/1.1'), True
-            elif problem := self.problem(encoded):
-                raise waitress.parser.ParsingError(problem)
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if b'_' not in name:  # else X_Forwarded_For would pass as X-Forwarded-For
+            key, text = name.decode().upper().replace('-', '_'), value.decode('latin-1').strip()
+            self.headers[key] = f'{self.headers[key]}, {text}' if key in self.headers else text
 
-        def received(self, data: bytes) -> int:
-            consumed = super().received(data)
-            # waitress would wait for the whole of a chunk past the body limit, answering nothing.
-            chunks, limit = self.body_rcv, self.adj.max_request_body_size
-            if (self.chunked and not self.completed and chunks is not None
-                    and len(chunks) + chunks.chunk_remainder > limit):
-                self.error, self.completed = waitress.utilities.RequestEntityTooLarge(
-                    f'exceeds max_body of {limit}'), True
-            return consumed
+    def on_headers_complete(self) -> None:
+        self.head_done = True
 
-        def problem(self, encoded: bool) -> str | None:
-            """The reason to refuse this request, or None; ``encoded``: it has Transfer-Encoding."""
-            if encoded and self.version == '1.0':
-                return 'an HTTP/1.0 request cannot use Transfer-Encoding'
-            if encoded and not self.chunked:  # chunked: how waitress reads the body
-                return 'the Transfer-Encoding header names no coding'
-            # RFC 9112 (6.1) lets a server refuse this pair: it can smuggle a request past a proxy.
-            if encoded and 'CONTENT_LENGTH' in self.headers:
-                return 'a request gives Content-Length or Transfer-Encoding, not both'
-            host = self.headers.get('HOST')  # a header sent twice: its values joined by ', '
-            if (host is None and self.version == '1.1') or (host is not None and ',' in host):
-                return 'send one Host header (an HTTP/1.1 request must)'
-            if host is not None and not HOST_PATTERN.fullmatch(host):
-                return ('the Host header must be a host name, with a port if any; '
-                        f'got {without_credentials(host[:60])!r}')
-            target = self.request_uri
-            if '#' in target or not all('!' <= c <= '~' for c in target):
-                return 'the request target holds a character no URL may hold as it is'
-            return None
+    def on_chunk_header(self) -> None:
+        self.chunk_sized = True
 
-    class PlainToTls(Parser):
-        """Plain HTTP to the HTTPS port: a 400 naming https:// once its head ends or is refused."""
+    def on_body(self, data: bytes) -> None:
+        if self.body is None:
+            self.body = tempfile.SpooledTemporaryFile(SPOOL_BYTES)
+        self.body.write(data)
+        self.size += len(data)
 
-        def received(self, data: bytes) -> int:
-            consumed = super().received(data)
-            if self.headers_finished or self.error is not None:
-                self.error, self.completed = waitress.utilities.BadRequest(
-                    'this port speaks HTTPS: send the request to https://, not http://'), True
-            return consumed
+    def on_message_complete(self) -> None:
+        self.done = True
 
-    class Task(waitress.task.WSGITask):
-        """The app's call for every request: one the parser refused is journalled and logged too."""
+    def wanted(self, data: bytes) -> int:
+        """How much of ``data`` the parser may read now: never past this request's end, so that
+        the next request's bytes stay here. The end is a blank line after the head, the last byte
+        of a Content-Length, or a CRLF in a chunked body (a size line, a chunk's end, the last)."""
+        if self.head_done and not self.chunked:
+            return min(len(data), self.length - self.size)
+        delimiter = b'\r\n' if self.head_done else b'\r\n\r\n'
+        if (end := data.find(delimiter)) >= 0:
+            return end + len(delimiter)
+        if self.head_done and len(data) < 4096:
+            return 0  # a chunk's size line is read whole, for its size
+        return len(data.rstrip(b'\r\n'))  # all but what may begin the end
 
-        def get_environment(self) -> dict:
-            received = getattr(self.request, 'petstore_received', None) or time.monotonic_ns()
-            environ, refusal = ((super().get_environment(), None) if self.request.error is None
-                                else self.refusal())
-            self.exchange = environ[EXCHANGE] = Exchange(received, refusal, can_close=True)
-            return environ
+    def request_line(self) -> tuple[str, str, str]:
+        """The method, target and version of a head, as sent, however malformed."""
+        line = re.split(rb'\r?\n', self.head.lstrip(b'\r\n'), maxsplit=1)[0].decode('latin-1')
+        if found := REQUEST_LINE.fullmatch(line):
+            return found[1], found[2], found[3]
+        method, _, target = re.sub(r'[ \t]+', ' ', line).rsplit(' HTTP/', 1)[0].partition(' ')
+        return method, target, ''
 
-        def refusal(self) -> tuple[dict, ApiError]:
-            """The environ and Error of a refused request, with only its request line, as sent."""
-            error = self.request.error  # a waitress.utilities.Error: code, reason, body
-            message = error.body if isinstance(self.request, Waitress.PlainToTls) else {
-                413: f'the body is over {SERVER_MAX_BODY_BYTES} bytes; a NewPet takes at most '
-                     f'{MAX_BODY_BYTES}',
-                431: f'the request headers are over {self.channel.adj.max_request_header_size} '
-                     'bytes in all',
-                500: stub_failed().message,  # the app raised: waitress has logged its traceback
-            }.get(error.code, 'the request is not valid HTTP: '  # what it quotes may be a secret
-                  + re.sub(r'"[^"]*"?', '(as sent)', error.body))
-            # No line for headers too large to read: waitress then stands a 'GET /' in for it.
-            line = b'' if error.code == 431 else getattr(self.request, 'first_line', b'')
-            method, _, target = re.sub(r'[ \t]+', ' ', line.decode('latin-1')).rsplit(
-                ' HTTP/', 1)[0].partition(' ')
-            path = target.partition('?')[0]
-            with contextlib.suppress(ValueError, waitress.parser.ParsingError):  # else as sent
-                path = waitress.parser.split_uri(target.encode('latin-1'))[2]  # as waitress would
-            # So waitress closes after it, telling no HTTP/1.0 keep-alive client otherwise.
-            self.request.headers['CONNECTION'] = 'close'
-            return ({'REQUEST_METHOD': method or '-', 'REQUEST_URI': target, 'PATH_INFO': path,
-                     'QUERY_STRING': target.partition('?')[2], 'REMOTE_ADDR': self.channel.addr[0],
-                     'SCRIPT_NAME': '', 'wsgi.input': io.BytesIO(), 'wsgi.errors': sys.stderr},
-                    ApiError(error.code, error_code_name(error.code), message))
 
-        def build_response_header(self) -> bytes:
-            # waitress closes after a 1.1 answer with no Content-Length; a 204 or 304 needs none.
-            keep = self.version == '1.1' and not self.has_body and not self.close_on_finish
-            if keep:
-                self.close_on_finish = True  # waitress then adds no Connection: close of its own
-            header = bytes(super().build_response_header())
-            if keep:
-                self.close_on_finish = ('Connection', 'close') in self.response_headers
-            return header
+def refusal_of(method: str, target: str, version: str,
+               headers: Mapping[str, str]) -> ApiError | None:
+    """The server's refusal of a request's head (RFC 9112), or None; the parser checks the rest."""
+    coding, length = headers.get('TRANSFER_ENCODING'), headers.get('CONTENT_LENGTH')
+    codings = [name for name in (coding or '').replace(' ', '').lower().split(',') if name]
+    host = headers.get('HOST')  # a header sent twice: its values joined by ', '
+    if version not in ('1.0', '1.1'):
+        return ApiError(505, error_code_name(505),
+                        f'HTTP/{version or "0.9"} is not served here; send HTTP/1.1')
+    if coding is not None and version == '1.0':
+        return bad_request('an HTTP/1.0 request cannot use Transfer-Encoding')
+    # RFC 9112 (6.1) lets a server refuse this pair: it can smuggle a request past a proxy.
+    if coding is not None and length is not None:
+        return bad_request('a request gives Content-Length or Transfer-Encoding, not both')
+    if coding is not None and (not codings or codings.count('chunked') > 1):
+        return bad_request('the Transfer-Encoding header must name chunked, once; got '
+                           f'{printable(coding[:60])!r}')
+    if codings not in ([], ['chunked']):
+        return ApiError(501, error_code_name(501), 'the only Transfer-Encoding served is chunked;'
+                        f' got {printable(coding[:60])!r}')
+    if length is not None and not (length.isascii() and length.isdigit()):
+        return bad_request('Content-Length must be a number of bytes; got '
+                           f'{printable(length[:60])!r}')
+    if (host is None and version == '1.1') or (host is not None and ',' in host):
+        return bad_request('send one Host header (an HTTP/1.1 request must)')
+    if host is not None and not HOST_PATTERN.fullmatch(host):
+        return bad_request('the Host header must be a host name, with a port if any; '
+                           f'got {without_credentials(host[:60])!r}')
+    if not TARGET.fullmatch(target):
+        return bad_request('the request target holds a character no URL may hold as it is')
+    try:
+        urllib.parse.urlsplit(target)
+    except ValueError as error:  # an absolute target such as http://[x/
+        return bad_request(f'the request is not valid HTTP: the request target is not a URL '
+                           f'({error})')
+    if int(length or 0) > SERVER_MAX_BODY_BYTES:
+        return body_too_large()
+    return None
 
-        def finish(self) -> None:
-            """Send the response, or close unanswered as the app asked (a FIN; for 'reset' an RST),
-            leaving pipelined requests unserved."""
-            if self.exchange.close is None:
-                super().finish()
-                return
-            self.close_on_finish = True
-            channel = self.channel
-            if channel.socket is None:  # closed already, by its client or by stop()
-                return
-            if self.exchange.close == 'dropped':
-                with contextlib.suppress(OSError):
-                    channel.socket.shutdown(socket.SHUT_RDWR)
-                return
-            # Closed with zero linger in the loop's thread, so no descriptor is reused under it.
-            closed = threading.Event()
 
-            def reset() -> None:
-                channel.abrupt = True  # over TLS too: no close_notify before the reset
-                with contextlib.suppress(OSError, AttributeError):
-                    channel.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                              struct.pack('ii', 1, 0))
-                    channel.handle_close()
-                closed.set()
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, 'bad_request', message)
 
-            channel.server.trigger.pull_trigger(reset)
-            closed.wait(5)
 
-    class Channel(waitress.channel.HTTPChannel):
-        abrupt = False  # closed by a reset fault
+def body_too_large() -> ApiError:
+    return ApiError(413, 'payload_too_large', f'the body is over {SERVER_MAX_BODY_BYTES} bytes; '
+                    f'a NewPet takes at most {MAX_BODY_BYTES}')
 
-        def __init__(self, *args: Any, **options: Any) -> None:
-            super().__init__(*args, **options)
-            self.outbuf_lock = Waitress.Unread(self)
 
-        def send_continue(self) -> None:
-            # 100 Continue only for a key the app takes; else a 401 now, and close: a body may come.
-            request = self.request
-            if request.completed:  # no body to ask for: waitress would wait for one all the same
-                request.expect_continue = False
-                return
-            if request.command not in ('GET', 'HEAD') and not self.server.application.accepts_key(
-                    request.headers.get('AUTHORIZATION')):
-                request.expect_continue, request.completed = False, True
-                request.headers['CONNECTION'] = 'close'
-                return
-            super().send_continue()
+def unparsed(request: Request, error: Exception) -> ApiError:
+    """The refusal of a request the parser could not read, in the server's words, not its."""
+    method, target, version = request.request_line()
+    headers: dict[str, str] = {}
+    for line in re.split(rb'\r?\n', request.head.lstrip(b'\r\n'))[1:]:
+        name, _, value = line.decode('latin-1').partition(':')
+        key = name.upper().replace('-', '_')
+        headers[key] = f'{headers[key]}, {value.strip()}' if key in headers else value.strip()
+    if version and (refusal := refusal_of(method, target, version, headers)):
+        return refusal
+    if not version:
+        problem = 'its request line must be a method, a target and HTTP/1.1, one space apart'
+    elif isinstance(error, httptools.HttpParserInvalidMethodError):
+        problem = f'{printable(method[:20])!r} is not a method (they are in capitals: GET, POST)'
+    elif isinstance(error, httptools.HttpParserInvalidURLError):
+        problem = 'the request target must be a path (/v1/pets) or a URL (http://host/v1/pets)'
+    elif not request.head_done:
+        problem = 'each header line must be Name: value, end in CRLF and hold no control byte'
+    else:
+        problem = 'a chunked body is chunks, each its size in hex, CRLF, its bytes and a CRLF'
+    return bad_request(f'the request is not valid HTTP: {problem}')
 
-    Channel.parser_class, Channel.task_class, Channel.error_task_class = Parser, Task, Task
 
-    class Unread(threading.Condition):
-        """waitress's lock on a connection's answers. A worker waits on it, without end, while more
-        than waitress's high-water mark (16 MB) waits for the client to read; here a client that
-        takes no byte for the send timeout has its connection closed, and the worker goes free."""
+@functools.lru_cache(maxsize=64)
+def capitalised(name: str) -> str:
+    """A header name as the answer sends it: ``content-type`` as ``Content-Type``."""
+    return '-'.join(part.capitalize() for part in name.split('-'))
 
-        def __init__(self, channel: waitress.channel.HTTPChannel) -> None:
-            super().__init__()
-            self.channel, self.since, self.then = channel, 0, 0  # the clock's start; unsent then
 
-        def wait(self, timeout: float | None = None) -> bool:
-            if timeout is not None:
-                return super().wait(timeout)
-            channel, limit = self.channel, self.channel.server.petstore_send_timeout
-            self.clock()
-            if super().wait(max(limit - (time.monotonic_ns() - self.since) / 1e9, min(limit, 1))):
-                return True  # notified: waitress looks again, and so does the clock
-            if self.clock():
-                return True  # the client took some
-            if not channel.will_close:  # closed in the event loop's thread, which wakes this one
-                channel.will_close = True
-                channel.server.trigger.pull_trigger(channel.handle_close)
+class Connection:
+    """A client's connection, in a thread of its own: read a request, answer it, again."""
+
+    def __init__(self, server: Server, sock: socket.socket, address: tuple) -> None:
+        self.server, self.sock, self.address = server, sock, address
+        self.buffer = b''  #: bytes received and not yet given to the parser
+        self.request: Request | None = None  #: the one being read or answered
+        self.plain = False  #: plain HTTP sent to the HTTPS port
+        local = sock.getsockname()[0]  #: the address the client reached
+        self.local = f'[{local}]' if ':' in local else local
+        self.open = True
+        self.lock = threading.Lock()  #: a stop's shutdown never meets a descriptor reused
+        self.thread = threading.Thread(target=self.serve, daemon=True,
+                                       name=f'petstore-stub:{server.port}:{address[1]}')
+
+    def serve(self) -> None:
+        how = 'close'  # as an answer's end, a client's, a silence's or a stop's
+        try:
+            self.sock.settimeout(IDLE_SECONDS)
+            if self.server.tls is None or self.start_tls():
+                while (request := self.read_request()) is not None:
+                    if (how := self.answer(request)) != 'keep':
+                        break
+                else:
+                    how = 'close'
+        except OSError:  # the client went, fell silent, or took none of its answer
+            pass
+        except Exception as error:  # a bug: check() raises it
+            self.server.app.errors.append(without_frames(error))
+        finally:
+            if self.request is not None and self.request.body is not None:
+                self.request.body.close()  # one a stop or the client cut short
+            self.close(how)
+            self.server.forget(self)
+
+    def start_tls(self) -> bool:
+        """The first byte tells a TLS handshake from plain HTTP, which is read for its 400;
+        False for neither (a TLS alert, say), or a handshake refused."""
+        first = self.sock.recv(1, socket.MSG_PEEK)
+        if first != b'\x16':
+            self.plain = True
+            return bool(first) and (first.isalpha() or first in b'\r\n')
+        try:
+            self.sock = self.server.tls.wrap_socket(self.sock, server_side=True)
+        except OSError as error:  # a client that speaks no TLS the stub takes, or distrusts it
+            log = self.server.log
+            if log is not None and (reason := getattr(error, 'reason', None)):
+                log(log_line(self.address[0], 'TLS handshake', 'refused', f'({reason})'))
             return False
+        return True
 
-        def clock(self) -> bool:
-            """Restart the clock for a new request, at its arrival, or once the client has taken 16
-            KiB: TCP lets a few KiB through to a client that reads none, as its buffer settles."""
-            unsent, request = self.unsent(), self.channel.requests and self.channel.requests[0]
-            if (arrived := getattr(request, 'petstore_received', 0)) > self.since:
-                self.since, self.then = arrived, unsent
-            elif unsent <= self.then - 16_384:
-                self.since, self.then = time.monotonic_ns(), unsent
+    def read_request(self) -> Request | None:
+        """The next request, read whole or refused; None once the client closes, or at a stop."""
+        request = self.request = Request()
+        parser = httptools.HttpRequestParser(request)
+        while not (request.done or request.refusal or self.server.stopping):
+            end = request.wanted(self.buffer)
+            if not request.head_done and len(request.head) + (end or len(self.buffer)) > (
+                    HEAD_LIMIT):
+                request.refusal = ApiError(431, error_code_name(431), 'the request headers are '
+                                           f'over {HEAD_LIMIT} bytes in all')
+            elif not end:
+                if not (data := self.sock.recv(65536)):
+                    return None  # an unfinished request: unanswered
+                self.buffer += data
             else:
-                return False
-            return True
+                piece, self.buffer = self.buffer[:end], self.buffer[end:]
+                self.feed(request, parser, piece)
+        if self.plain and request.refusal:  # whatever else is wrong with it
+            request.refusal = bad_request(PLAIN_TO_TLS)
+        request.received = request.received or time.monotonic_ns()
+        return request if request.done or request.refusal else None
 
-        def unsent(self) -> int:
-            """What the client has yet to take: in waitress's buffers, and the kernel's (Linux)."""
-            queued = bytes(4)
-            with contextlib.suppress(ImportError, OSError, AttributeError, ValueError):  # closed
-                import fcntl
-                import termios
-                queued = fcntl.ioctl(self.channel.socket.fileno(), termios.TIOCOUTQ, queued)
-            return self.channel.total_outbufs_len + struct.unpack('i', queued)[0]
+    def feed(self, request: Request, parser: httptools.HttpRequestParser, piece: bytes) -> None:
+        head_done = request.head_done
+        if not head_done:
+            request.head += piece
+        try:
+            parser.feed_data(piece)
+        except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
+            request.upgrade = True
+        except httptools.HttpParserError as error:
+            request.refusal = unparsed(request, error)
+        if request.head_done and not head_done and request.refusal is None:
+            self.read_head(request, parser)
+        if request.chunk_sized:  # the piece is its size line: refused at once if too large
+            request.chunk_sized = False
+            if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
+                    SERVER_MAX_BODY_BYTES):
+                request.refusal = body_too_large()
 
-    class TlsChannel(Channel):
-        """Its first byte tells a TLS handshake from plain HTTP, parsed for its 400. Nothing blocks:
-        a silent or slow client holds no worker, nor the loop; 120 s of handshake closes as idle."""
+    def read_head(self, request: Request, parser: httptools.HttpRequestParser) -> None:
+        """What the head says of the body, and the refusal it earns; a 100 Continue if asked."""
+        request.received = time.monotonic_ns()  # when its Exchange begins
+        if self.plain:
+            request.refusal = bad_request(PLAIN_TO_TLS)
+            return
+        headers, version = request.headers, parser.get_http_version()
+        request.method = parser.get_method().decode()
+        request.version = version
+        request.refusal = refusal_of(request.method, request.target.decode('latin-1'), version,
+                                     headers)
+        connection = {name.strip() for name in headers.get('CONNECTION', '').lower().split(',')}
+        request.keep_alive = not request.upgrade and (
+            'keep-alive' in connection if version == '1.0' else 'close' not in connection)
+        request.chunked = 'TRANSFER_ENCODING' in headers
+        request.length = int(headers.get('CONTENT_LENGTH') or 0)
+        if request.refusal or request.done or self.buffer or version != '1.1' or headers.get(
+                'EXPECT', '').lower() != '100-continue':
+            return
+        # 100 Continue only for a key the app takes; else its 401 now, and a close: a body may come.
+        if request.method in ('GET', 'HEAD') or self.server.app.accepts_key(
+                headers.get('AUTHORIZATION')):
+            self.send(b'HTTP/1.1 100 Continue\r\n\r\n')
+        else:
+            request.done, request.keep_alive = True, False
 
-        tls = 'first byte'  # then 'handshake', then 'tls'; or 'plain'
-        wants_write = False  # the handshake waits for the socket to take more
+    def environ(self, request: Request) -> dict:
+        """The WSGI environ (PEP 3333): a path as the Latin-1 text of its bytes, decoded once."""
+        if request.refusal is None:  # else only its request line, as sent, without its headers
+            method, target, headers = request.method, request.target.decode('latin-1'), {
+                f'HTTP_{name}': value for name, value in request.headers.items()}
+        else:
+            (method, target, version), headers = request.request_line(), {}
+            request.version, request.keep_alive = '1.0' if version == '1.0' else '1.1', False
+        path, _, query = target.partition('?')
+        if not path.startswith('/'):  # the absolute form: its host, not Host's (RFC 9112, 3.2.2)
+            with contextlib.suppress(ValueError):
+                parts = urllib.parse.urlsplit(target)
+                path, host = parts.path, parts.netloc.rpartition('@')[2]
+                if host and request.refusal is None:
+                    headers['HTTP_HOST'] = host
+        headers.pop('HTTP_TRANSFER_ENCODING', None)  # read already
+        for name in ('CONTENT_TYPE', 'CONTENT_LENGTH'):
+            if (value := headers.pop(f'HTTP_{name}', None)) is not None:
+                headers[name] = value
+        if request.body is not None:
+            headers['CONTENT_LENGTH'] = str(request.size)
+            request.body.seek(0)
+        server = self.server
+        return {**headers, 'REQUEST_METHOD': method or '-', 'SCRIPT_NAME': '',
+                'PATH_INFO': urllib.parse.unquote_to_bytes(path).decode('latin-1')
+                if '%' in path else path, 'QUERY_STRING': query, 'REQUEST_URI': target,
+                'SERVER_NAME': self.local, 'SERVER_PORT': str(server.port),
+                'SERVER_PROTOCOL': f'HTTP/{request.version}', 'REMOTE_ADDR': self.address[0],
+                'REMOTE_PORT': str(self.address[1]), 'wsgi.version': (1, 0),
+                'wsgi.url_scheme': 'http' if server.tls is None else 'https',
+                'wsgi.input': request.body or io.BytesIO(), 'wsgi.errors': sys.stderr,
+                'wsgi.multithread': True, 'wsgi.multiprocess': False, 'wsgi.run_once': False}
 
-        def readable(self) -> bool:
-            return not self.wants_write if self.tls == 'handshake' else bool(super().readable())
+    def answer(self, request: Request) -> str | None:
+        """Call the app and send its answer; then 'keep' the connection, or how to close it:
+        'close', or a fault's 'dropped' or 'reset'."""
+        environ = self.environ(request)
+        exchange = environ[EXCHANGE] = Exchange(request.received, request.refusal, can_close=True)
+        sent: list[tuple[str, list]] = []
+        body = self.server.app(environ, lambda status, headers, exc_info=None: sent.append(
+            (status, headers)))
+        try:
+            if exchange.close is not None:  # a fault, or a reset: closed unanswered
+                return exchange.close
+            (status, headers), = sent
+            fields = [(capitalised(name), value) for name, value in headers]
+            length = next((int(value) for name, value in fields if name == 'Content-Length'), None)
+            if length is None and status[:3] not in ('204', '304'):
+                body = [b''.join(body)]
+                length = len(body[0])
+                fields.append(('Content-Length', str(length)))
+            keep = request.keep_alive and not self.server.stopping
+            if not keep:
+                fields.append(('Connection', 'close'))
+            elif request.version == '1.0':
+                fields.append(('Connection', 'Keep-Alive'))
+            fields += [('Server', 'petstore-stub'), ('Date', email.utils.formatdate(usegmt=True))]
+            fields.sort(key=operator.itemgetter(0))  # by name, a repeated one kept in its order
+            head = f'HTTP/{request.version} {status}\r\n' + ''.join(
+                f'{name}: {value}\r\n' for name, value in fields) + '\r\n'
+            self.sock.settimeout(self.server.send_timeout)
+            pieces = iter(body)
+            first = next(pieces, b'')
+            self.send(head.encode('latin-1') + first)
+            size = len(first)
+            for piece in pieces:  # a slow fault's, as it drips
+                self.send(piece)
+                size += len(piece)
+            self.sock.settimeout(IDLE_SECONDS)
+            # Shorter than its Content-Length (a truncate fault): the client sees the cut.
+            whole = environ['REQUEST_METHOD'] == 'HEAD' or length in (None, size)
+            return 'keep' if keep and whole else 'close'
+        finally:
+            if hasattr(body, 'close'):
+                body.close()
+            if request.body is not None:
+                request.body.close()
 
-        def writable(self) -> bool:
-            handshake = self.tls == 'handshake'
-            return (self.wants_write or self.will_close) if handshake else super().writable()
-
-        def handle_read(self) -> None:
-            if self.tls == 'first byte':
-                try:
-                    first = self.socket.recv(1, socket.MSG_PEEK)
-                except BlockingIOError:
-                    return
-                except OSError:
-                    first = b''
-                if first == b'\x16':
-                    self.tls = 'handshake'
-                    self.socket = self.server.petstore_tls.wrap_socket(
-                        self.socket, server_side=True, do_handshake_on_connect=False)
-                elif first and (first.isalpha() or first in b'\r\n'):  # a method, or blank lines
-                    self.tls, self.parser_class = 'plain', Waitress.PlainToTls
-                else:  # closed, or neither HTTP nor a TLS handshake (a TLS alert): no answer
-                    self.handle_close()
-                    return
-            if self.tls == 'plain':
-                super().handle_read()
-            elif self.tls == 'handshake':
-                self.handshake()
-            else:
-                self.read_records()
-
-        def handshake(self) -> None:
+    def send(self, data: bytes) -> None:
+        """All of ``data``; a TimeoutError once the client takes under 16 KiB in a send timeout.
+        (TCP lets a few KiB through to a client that reads none, as its window settles.)"""
+        view, unsent = memoryview(data), 0
+        while view:
             try:
-                self.socket.do_handshake()
-            except ssl.SSLWantReadError:
-                self.wants_write = False
-            except ssl.SSLWantWriteError:
-                self.wants_write = True
-            except OSError as error:  # a client gone, one that speaks no TLS the stub takes, or
-                log = self.server.petstore_log  # one refusing the certificate
-                if log is not None and (reason := getattr(error, 'reason', None)):
-                    log(log_line(self.addr[0], 'TLS handshake', 'refused', f'({reason})'))
-                self.handle_close()
+                view = view[self.sock.send(view):]
+            except TimeoutError:
+                if unsent - (unsent := self.unsent()) < 16_384:
+                    raise
+                continue
+            if view:  # the kernel holds all it takes: what the client reads counts from here
+                unsent = self.unsent()
+
+    def unsent(self) -> int:
+        """What the kernel holds for the client, sent or not, that it has yet to take (Linux)."""
+        with contextlib.suppress(ImportError, OSError, ValueError):
+            import fcntl
+            import termios
+            return struct.unpack('i', fcntl.ioctl(self.sock, termios.TIOCOUTQ, bytes(4)))[0]
+        return 0
+
+    def shut(self, how: int) -> None:
+        """Shut the socket down from another thread (a stop), unless its own has closed it."""
+        with self.lock, contextlib.suppress(OSError):
+            if self.open:  # the descriptor's own shutdown, under TLS too: no close_notify
+                socket.socket.shutdown(self.sock, how)
+
+    def close(self, how: str) -> None:
+        """A FIN, after TLS's close_notify (the end of the answer, not a cut) unless a drop fault
+        closes it; then what the client still sends is read, for up to 2 s, so that no RST cuts
+        its answer short. For a reset fault, an RST."""
+        with contextlib.suppress(OSError, ValueError):
+            if how == 'reset':
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
             else:
-                self.tls, self.wants_write, self.last_activity = 'tls', False, time.time()
-                self.read_records()  # a request may have come with the handshake's end
+                if how == 'close' and isinstance(self.sock, ssl.SSLSocket):
+                    self.sock.settimeout(0)  # the close_notify sent; the client's not waited for
+                    self.sock.unwrap()
+                socket.socket.shutdown(self.sock, socket.SHUT_WR)
+                self.sock.settimeout(2)
+                deadline = time.monotonic() + 2
+                while self.sock.recv(65536) and time.monotonic() < deadline:
+                    pass
+        with self.lock:
+            self.open = False
+            self.sock.close()
 
-        def read_records(self) -> None:
-            # All that has arrived, what TLS holds decrypted too: the loop's poll cannot see it.
-            try:
-                data = self.socket.recv(self.adj.recv_bytes)
-                while data and self.socket.pending():
-                    data += self.socket.recv(self.socket.pending())
-            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
-                return  # a record not yet whole
-            except OSError:  # a TLS alert, or a reset
-                data = b''
-            if not data:  # closed by its client
-                self.handle_close()
-                return
-            self.last_activity = time.time()
-            self.received(data)
 
-        def handle_write(self) -> None:
-            if self.tls == 'handshake' and not self.will_close:
-                self.handshake()
-            else:
-                super().handle_write()
+class Server:
+    """The listening socket, and a Connection for each client, up to CONNECTION_LIMIT at once."""
 
-        def send(self, data: bytes, do_close: bool = True) -> int:
-            try:
-                return super().send(data, do_close)
-            except (ssl.SSLWantWriteError, ssl.SSLWantReadError):
-                return 0  # waitress sends the same bytes again, as TLS wants, when it may
-            except ssl.SSLError:
-                if do_close:
-                    self.handle_close()
-                return 0
-
-        def handle_close(self) -> None:
-            if self.tls == 'tls' and not self.abrupt and self.socket is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    self.socket.unwrap()  # a close_notify: the end of the answer, not a cut
-            super().handle_close()
-
-    def __init__(self, app: StubApp, host: str, port: int, threads: int, tls: ssl.SSLContext | None,
+    def __init__(self, app: StubApp, host: str, port: int, tls: ssl.SSLContext | None,
                  log: Callable[[str], Any] | None, send_timeout: float) -> None:
-        # Filters, not levels, taken off at close(): the host process's loggers stay as they were.
-        self._quiet = [(logging.getLogger(name), lambda record, start=start:
-                        not record.getMessage().startswith(start))
-                       for name, start in QUIET_WARNINGS.items()]
-        for logger, quiet in self._quiet:
-            logger.addFilter(quiet)
-        self._server = waitress.create_server(
-            app, host=host, port=port, threads=threads, ident='petstore-stub',
-            max_request_body_size=SERVER_MAX_BODY_BYTES, connection_limit=CONNECTION_LIMIT,
-            asyncore_use_poll=True, url_scheme='http' if tls is None else 'https',
-            clear_untrusted_proxy_headers=False)  # apply_forwarded() decides what to trust
-        self._server.channel_class = self.Channel if tls is None else self.TlsChannel
-        self._server.petstore_tls, self._server.petstore_log = tls, log  # for TlsChannel
-        self._server.petstore_send_timeout = send_timeout  # for Unread
-        self.port = int(self._server.effective_port)
-        self.run = self._server.run  # the event loop, until close()
+        family, *_, address = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                                 flags=socket.AI_PASSIVE)[0]
+        self.listener = socket.create_server(address, family=family, backlog=1024)
+        self.port = self.listener.getsockname()[1]
+        self.app, self.tls, self.log, self.send_timeout = app, tls, log, send_timeout
+        self.stopping = False
+        self.connections: set[Connection] = set()
+        self._lock = threading.Lock()
+        self._slots = threading.Semaphore(CONNECTION_LIMIT)
+        self._wake, self._waker = socket.socketpair()  #: a byte from close() ends run()
+
+    def run(self) -> None:
+        """Accept connections until close(), each served in its own thread."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.listener, selectors.EVENT_READ)
+            selector.register(self._wake, selectors.EVENT_READ)
+            self.listener.setblocking(False)
+            while True:
+                self._slots.acquire()  # at the limit, a new connection waits in the backlog
+                selector.select()
+                if self.stopping:
+                    return
+                try:
+                    sock, address = self.listener.accept()
+                except OSError:  # gone before it was taken; or no descriptor free, for now
+                    self._slots.release()
+                    time.sleep(0.01)
+                    continue
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                connection = Connection(self, sock, address)
+                with self._lock:
+                    self.connections.add(connection)
+                connection.thread.start()
+
+    def forget(self, connection: Connection) -> None:
+        with self._lock:
+            self.connections.discard(connection)
+        self._slots.release()
 
     def close(self, thread: threading.Thread | None) -> None:
-        """Close the socket and connections, then stop the workers, then the trigger they pull."""
+        """Stop accepting; let each connection finish the answer it is sending, then close it,
+        and close any a client still holds open after 5 s."""
+        self.stopping = True
+        self._waker.send(b'.')
+        self._slots.release()
         if thread is not None and thread.is_alive() and thread is not threading.current_thread():
-            # The loop closes them, maybe before pull_trigger returns: the trigger closes after it.
-            self._server.trigger.pull_trigger(
-                functools.partial(self.close_connections, self._server))
             thread.join(timeout=5)
-        else:
-            self.close_connections(self._server)
-        self._server.task_dispatcher.shutdown(timeout=5)
-        self._server.trigger.close()
-        for logger, quiet in self._quiet:
-            logger.removeFilter(quiet)
-
-    @staticmethod
-    def close_connections(server: Any) -> None:
-        """Close the listening socket and the connections; the loop, with nothing to watch, ends."""
-        for dispatcher in list(server._map.values()):
-            with contextlib.suppress(OSError):  # closed already, by its client
-                if dispatcher is server:
-                    # waitress's own close() would close the trigger too, while it may be in use.
-                    wasyncore.dispatcher.close(server)
-                elif dispatcher is not server.trigger:
-                    dispatcher.handle_close()  # closes the files that hold unsent answers
-        server.trigger.del_channel()
+        self.listener.close()
+        with self._lock:
+            connections = list(self.connections)
+        for how, seconds in ((socket.SHUT_RD, 5.0), (socket.SHUT_RDWR, 2.0)):
+            deadline = time.monotonic() + seconds  # an idle one ends at once; then any left
+            for connection in connections:
+                connection.shut(how)
+            for connection in connections:
+                connection.thread.join(max(0.0, deadline - time.monotonic()))
+        self._wake.close()
+        self._waker.close()
 
 
 class StubServer(Controls):
-    """The app served by waitress in a daemon thread; ``port=0`` picks a free port, put in ``url``.
+    """The app served in a daemon thread; ``port=0`` picks a free port, put in ``url``.
     With ``tls``, HTTPS; the CA to trust in ``ca_file`` (new unless named), removed at stop."""
 
-    def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0,
-                 threads: int = SERVER_THREADS, *, tls: Tls | None = None,
-                 ca_file: str | os.PathLike | None = None, send_timeout: float = 10.0) -> None:
-        self.app, self.host, self.port, self.threads = app, host, port, threads
+    def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0, *,
+                 tls: Tls | None = None, ca_file: str | os.PathLike | None = None,
+                 send_timeout: float = 10.0) -> None:
+        self.app, self.host, self.port = app, host, port
         self.send_timeout = send_timeout
         self.store, self.faults, self.fence, self.journal = (app.store, app.faults, app.fence,
                                                              app.journal)
         self.api_keys, self.base_path, self.api_key = app.api_keys, app.base_path, app.api_keys[0]
         self.tls, self.ca_file = tls, None if ca_file is None else Path(ca_file)
         self._ca_written: str | None = None
-        self._server: Waitress | None = None
+        self._server: Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Lock()  #: taken by the first stop(), and kept
 
@@ -2946,9 +3057,9 @@ class StubServer(Controls):
         """Open the listening socket (and learn the port) without serving yet."""
         if self._server is not None:
             raise RuntimeError('this server is already started')
-        self._server = Waitress(self.app, self.host, self.port, self.threads,
-                                None if self.tls is None else self.tls.context,
-                                self.app.access_log, self.send_timeout)
+        self._server = Server(self.app, self.host, self.port,
+                              None if self.tls is None else self.tls.context,
+                              self.app.access_log, self.send_timeout)
         self.port = self._server.port
         if self.tls is not None and self.tls.ca_pem is not None:
             if self.ca_file is None:
@@ -3377,7 +3488,7 @@ def run_until_stopped(server: StubServer) -> None:
     def stop(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        # Let held requests go first: waitress, interrupted, waits up to 5 s for its workers.
+        # Let held requests go first: a stop waits up to 5 s for the answers under way.
         server.fence.release()
         raise KeyboardInterrupt
 

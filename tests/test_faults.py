@@ -137,17 +137,12 @@ def pipelined_creates(port: int, count: int) -> bytes:
     return received
 
 
-def workers_idle(server) -> bool:
-    dispatcher = server._server._server.task_dispatcher  # waitress's: nothing running or queued
-    return not dispatcher.active_count and not dispatcher.queue
-
-
 @pytest.mark.parametrize('fault, options', [('drop', {}), ('reset', {}),
                                             ('hang', {'seconds': 0.02})])
 def test_requests_pipelined_behind_a_closing_fault_are_not_served(server, fault, options):
     server.fail_next(fault, route='createPet', **options)
     assert pipelined_creates(server.port, 3) == b''
-    wait_until(lambda: workers_idle(server))
+    wait_until(lambda: not server.app.fence.under_way)
     assert [(entry['status'], entry['fault']) for entry in server.requests] == [(None, fault)]
     assert len(server.app.store) == 13
 
