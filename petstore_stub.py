@@ -67,7 +67,6 @@ import collections
 import contextlib
 import dataclasses
 import decimal
-import email.utils
 import errno
 import functools
 import hashlib
@@ -86,7 +85,6 @@ import queue
 import random
 import re
 import secrets
-import selectors
 import shlex
 import signal
 import socket
@@ -100,6 +98,7 @@ import time
 import traceback
 import types
 import urllib.parse
+import wsgiref.handlers
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
@@ -2539,18 +2538,17 @@ def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
 
 
 # -- The server: HTTP/1.1 on httptools, a thread for each connection ----------
-# httptools (llhttp, Node's parser) reads the bytes; this section decides what to feed it, what
-# to refuse, and what goes back on the wire. A connection's thread reads a request, calls the app,
-# and sends its answer; a slow or silent client holds its own thread and nobody else's.
+# httptools (the binding of llhttp, Node's HTTP parser) reads the bytes; this section decides what
+# it reads, what is refused and what goes back. A connection's thread reads a request, calls the
+# app and sends the answer: a slow or silent client holds that thread and nothing else.
 
 CONNECTION_LIMIT = 1000  #: open connections, idle or slow ones included, before new ones wait
 IDLE_SECONDS = 120.0  #: a connection silent this long is closed, in its TLS handshake too
 HEAD_LIMIT = 256 * 1024  #: the bytes of a request line and its headers, past which a 431
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024  #: a body past this is a 413 before the app sees it
 SPOOL_BYTES = 512 * 1024  #: a body past this waits in a temporary file, not in memory
-#: A request line as RFC 9112 (3) has it: a method (a token), the target, the version.
-REQUEST_LINE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/(\d\.\d)")
-TARGET = re.compile(r'[!"$-~]+')  #: printable ASCII, but no '#': a fragment is not sent
+REQUEST_LINE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/(\d\.\d)")  #: RFC 9112, 3
+TARGET = re.compile(r'[!"$-~]+')  #: printable ASCII but '#': a fragment is never sent
 PLAIN_TO_TLS = 'this port speaks HTTPS: send the request to https://, not http://'
 
 
@@ -2559,35 +2557,31 @@ class ServerError(Exception):
 
 
 class Request:
-    """One request as the parser reads it: it calls the ``on_`` methods as each part arrives."""
+    """One request, as the parser reads it: it calls the ``on_`` methods as each part arrives."""
+
+    head = target = b''  #: the request line and headers, as sent; the target
+    body: IO[bytes] | None = None  #: in memory, or past SPOOL_BYTES in a file
+    size = length = 0  #: the body's bytes read; its Content-Length
+    chunked = sized = False  #: the body is chunked; a chunk's size line was just read
+    head_done = done = keep_alive = upgrade = False
+    method, version = '', '1.1'
+    received = 0  #: when its head was read (time.monotonic_ns())
+    refusal: ApiError | None = None
 
     def __init__(self) -> None:
-        self.head = b''  #: the request line and headers, as sent
-        self.target = b''
-        self.headers: dict[str, str] = {}  #: by WSGI name (X-Token: X_TOKEN), a repeat joined
-        self.body: IO[bytes] | None = None  #: in memory, or past SPOOL_BYTES in a file
-        self.size = 0  #: the body's bytes read
-        self.length = 0  #: a Content-Length body's bytes
-        self.chunked = self.chunk_sized = False  #: its body is chunked; a size line just read
-        self.head_done = self.done = False
-        self.keep_alive = self.upgrade = False
-        self.method, self.version = '', '1.1'
-        self.received = 0  #: when its head was read (time.monotonic_ns())
-        self.refusal: ApiError | None = None
+        self.headers: dict[str, str] = {}
 
     def on_url(self, url: bytes) -> None:
         self.target += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if b'_' not in name:  # else X_Forwarded_For would pass as X-Forwarded-For
-            key, text = name.decode().upper().replace('-', '_'), value.decode('latin-1').strip()
-            self.headers[key] = f'{self.headers[key]}, {text}' if key in self.headers else text
+        join_header(self.headers, name.decode(), value.decode('latin-1'))
 
     def on_headers_complete(self) -> None:
         self.head_done = True
 
     def on_chunk_header(self) -> None:
-        self.chunk_sized = True
+        self.sized = True
 
     def on_body(self, data: bytes) -> None:
         if self.body is None:
@@ -2599,9 +2593,9 @@ class Request:
         self.done = True
 
     def wanted(self, data: bytes) -> int:
-        """How much of ``data`` the parser may read now: never past this request's end, so that
-        the next request's bytes stay here. The end is a blank line after the head, the last byte
-        of a Content-Length, or a CRLF in a chunked body (a size line, a chunk's end, the last)."""
+        """How much of ``data`` the parser may read: never past this request's end (a blank line
+        after the head, a Content-Length's last byte, or a CRLF of a chunked body's), so that the
+        next request's bytes stay where they are."""
         if self.head_done and not self.chunked:
             return min(len(data), self.length - self.size)
         delimiter = b'\r\n' if self.head_done else b'\r\n\r\n'
@@ -2611,21 +2605,30 @@ class Request:
             return 0  # a chunk's size line is read whole, for its size
         return len(data.rstrip(b'\r\n'))  # all but what may begin the end
 
-    def request_line(self) -> tuple[str, str, str]:
-        """The method, target and version of a head, as sent, however malformed."""
-        line = re.split(rb'\r?\n', self.head.lstrip(b'\r\n'), maxsplit=1)[0].decode('latin-1')
-        if found := REQUEST_LINE.fullmatch(line):
-            return found[1], found[2], found[3]
-        method, _, target = re.sub(r'[ \t]+', ' ', line).rsplit(' HTTP/', 1)[0].partition(' ')
-        return method, target, ''
+
+def join_header(headers: dict[str, str], name: str, value: str) -> None:
+    """A header, by its WSGI name (X-Token: X_TOKEN); one sent twice has its values joined."""
+    if '_' not in name:  # else X_Forwarded_For would pass as X-Forwarded-For
+        key, value = name.upper().replace('-', '_'), value.strip()
+        headers[key] = f'{headers[key]}, {value}' if key in headers else value
 
 
-def refusal_of(method: str, target: str, version: str,
-               headers: Mapping[str, str]) -> ApiError | None:
+def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
+    """A head's method, target, version and headers as sent, however malformed: for a refusal."""
+    line, *fields = re.split(r'\r?\n', head.decode('latin-1').lstrip('\r\n'))
+    headers: dict[str, str] = {}
+    for field in fields:
+        join_header(headers, *field.partition(':')[::2])
+    if found := REQUEST_LINE.fullmatch(line):
+        return found[1], found[2], found[3], headers
+    method, _, target = re.sub(r'[ \t]+', ' ', line).rsplit(' HTTP/', 1)[0].partition(' ')
+    return method, target, '', headers
+
+
+def refusal_of(target: str, version: str, headers: Mapping[str, str]) -> ApiError | None:
     """The server's refusal of a request's head (RFC 9112), or None; the parser checks the rest."""
-    coding, length = headers.get('TRANSFER_ENCODING'), headers.get('CONTENT_LENGTH')
+    coding, length, host = map(headers.get, ('TRANSFER_ENCODING', 'CONTENT_LENGTH', 'HOST'))
     codings = [name for name in (coding or '').replace(' ', '').lower().split(',') if name]
-    host = headers.get('HOST')  # a header sent twice: its values joined by ', '
     if version not in ('1.0', '1.1'):
         return ApiError(505, error_code_name(505),
                         f'HTTP/{version or "0.9"} is not served here; send HTTP/1.1')
@@ -2640,11 +2643,8 @@ def refusal_of(method: str, target: str, version: str,
     if codings not in ([], ['chunked']):
         return ApiError(501, error_code_name(501), 'the only Transfer-Encoding served is chunked;'
                         f' got {printable(coding[:60])!r}')
-    if length is not None and not (length.isascii() and length.isdigit()):
-        return bad_request('Content-Length must be a number of bytes; got '
-                           f'{printable(length[:60])!r}')
     if (host is None and version == '1.1') or (host is not None and ',' in host):
-        return bad_request('send one Host header (an HTTP/1.1 request must)')
+        return bad_request('send one Host header (an HTTP/1.1 request must)')  # twice: joined
     if host is not None and not HOST_PATTERN.fullmatch(host):
         return bad_request('the Host header must be a host name, with a port if any; '
                            f'got {without_credentials(host[:60])!r}')
@@ -2655,9 +2655,27 @@ def refusal_of(method: str, target: str, version: str,
     except ValueError as error:  # an absolute target such as http://[x/
         return bad_request(f'the request is not valid HTTP: the request target is not a URL '
                            f'({error})')
-    if int(length or 0) > SERVER_MAX_BODY_BYTES:
-        return body_too_large()
-    return None
+    too_large = (parse_whole_number(length or '0') or 0) > SERVER_MAX_BODY_BYTES
+    return body_too_large() if too_large else None
+
+
+def unparsed(request: Request, error: Exception) -> ApiError:
+    """The refusal of a request the parser could not read, in the server's words, not its."""
+    method, target, version, headers = split_head(request.head)
+    if version and (refusal := refusal_of(target, version, headers)):
+        return refusal
+    if not version:
+        problem = 'its request line must be a method, a target and HTTP/1.1, one space apart'
+    elif isinstance(error, httptools.HttpParserInvalidMethodError):
+        problem = f'{printable(method[:20])!r} is not a method (they are in capitals: GET, POST)'
+    elif isinstance(error, httptools.HttpParserInvalidURLError):
+        problem = 'the request target must be a path (/v1/pets) or a URL (http://host/v1/pets)'
+    elif not request.head_done:
+        problem = ('each header line must be Name: value, end in CRLF and hold no control byte, '
+                   'and a Content-Length be one number')
+    else:
+        problem = 'a chunked body is chunks, each its size in hex, CRLF, its bytes and a CRLF'
+    return bad_request(f'the request is not valid HTTP: {problem}')
 
 
 def bad_request(message: str) -> ApiError:
@@ -2669,81 +2687,52 @@ def body_too_large() -> ApiError:
                     f'a NewPet takes at most {MAX_BODY_BYTES}')
 
 
-def unparsed(request: Request, error: Exception) -> ApiError:
-    """The refusal of a request the parser could not read, in the server's words, not its."""
-    method, target, version = request.request_line()
-    headers: dict[str, str] = {}
-    for line in re.split(rb'\r?\n', request.head.lstrip(b'\r\n'))[1:]:
-        name, _, value = line.decode('latin-1').partition(':')
-        key = name.upper().replace('-', '_')
-        headers[key] = f'{headers[key]}, {value.strip()}' if key in headers else value.strip()
-    if version and (refusal := refusal_of(method, target, version, headers)):
-        return refusal
-    if not version:
-        problem = 'its request line must be a method, a target and HTTP/1.1, one space apart'
-    elif isinstance(error, httptools.HttpParserInvalidMethodError):
-        problem = f'{printable(method[:20])!r} is not a method (they are in capitals: GET, POST)'
-    elif isinstance(error, httptools.HttpParserInvalidURLError):
-        problem = 'the request target must be a path (/v1/pets) or a URL (http://host/v1/pets)'
-    elif not request.head_done:
-        problem = 'each header line must be Name: value, end in CRLF and hold no control byte'
-    else:
-        problem = 'a chunked body is chunks, each its size in hex, CRLF, its bytes and a CRLF'
-    return bad_request(f'the request is not valid HTTP: {problem}')
-
-
-@functools.lru_cache(maxsize=64)
-def capitalised(name: str) -> str:
-    """A header name as the answer sends it: ``content-type`` as ``Content-Type``."""
-    return '-'.join(part.capitalize() for part in name.split('-'))
-
-
 class Connection:
-    """A client's connection, in a thread of its own: read a request, answer it, again."""
+    """A client's connection, in a thread of its own: read a request, answer it, and again."""
 
-    def __init__(self, server: Server, sock: socket.socket, address: tuple) -> None:
+    plain = False  #: plain HTTP sent to the HTTPS port
+    request: Request | None = None  #: the one being read or answered
+
+    def __init__(self, server: StubServer, sock: socket.socket, address: tuple) -> None:
         self.server, self.sock, self.address = server, sock, address
-        self.buffer = b''  #: bytes received and not yet given to the parser
-        self.request: Request | None = None  #: the one being read or answered
-        self.plain = False  #: plain HTTP sent to the HTTPS port
-        local = sock.getsockname()[0]  #: the address the client reached
-        self.local = f'[{local}]' if ':' in local else local
-        self.open = True
-        self.lock = threading.Lock()  #: a stop's shutdown never meets a descriptor reused
+        self.buffer = b''  #: what has been received and not yet given to the parser
+        self.open, self.lock = True, threading.Lock()  #: a stop never shuts a descriptor reused
         self.thread = threading.Thread(target=self.serve, daemon=True,
                                        name=f'petstore-stub:{server.port}:{address[1]}')
+        local, scheme = sock.getsockname()[0], 'http' if server.tls is None else 'https'
+        self.environ = {  # what every request on it shares
+            'SERVER_NAME': f'[{local}]' if ':' in local else local, 'SCRIPT_NAME': '',
+            'SERVER_PORT': str(server.port), 'REMOTE_ADDR': address[0],
+            'REMOTE_PORT': str(address[1]), 'wsgi.url_scheme': scheme, 'wsgi.version': (1, 0),
+            'wsgi.multithread': True, 'wsgi.multiprocess': False, 'wsgi.run_once': False}
 
     def serve(self) -> None:
-        how = 'close'  # as an answer's end, a client's, a silence's or a stop's
+        how = 'keep'
         try:
             self.sock.settimeout(IDLE_SECONDS)
             if self.server.tls is None or self.start_tls():
-                while (request := self.read_request()) is not None:
-                    if (how := self.answer(request)) != 'keep':
-                        break
-                else:
-                    how = 'close'
+                while how == 'keep' and (request := self.read_request()):
+                    how = self.answer(request)
         except OSError:  # the client went, fell silent, or took none of its answer
             pass
         except Exception as error:  # a bug: check() raises it
             self.server.app.errors.append(without_frames(error))
         finally:
             if self.request is not None and self.request.body is not None:
-                self.request.body.close()  # one a stop or the client cut short
+                self.request.body.close()  # one the client or a stop cut short
             self.close(how)
             self.server.forget(self)
 
     def start_tls(self) -> bool:
-        """The first byte tells a TLS handshake from plain HTTP, which is read for its 400;
-        False for neither (a TLS alert, say), or a handshake refused."""
+        """Over TLS, or plain HTTP (read for its 400), as the first byte says; else False."""
         first = self.sock.recv(1, socket.MSG_PEEK)
-        if first != b'\x16':
+        if first != b'\x16':  # not a handshake: a method, or blank lines, or no HTTP at all
             self.plain = True
             return bool(first) and (first.isalpha() or first in b'\r\n')
         try:
-            self.sock = self.server.tls.wrap_socket(self.sock, server_side=True)
+            self.sock = self.server.tls.context.wrap_socket(self.sock, server_side=True)
         except OSError as error:  # a client that speaks no TLS the stub takes, or distrusts it
-            log = self.server.log
+            log = self.server.app.access_log
             if log is not None and (reason := getattr(error, 'reason', None)):
                 log(log_line(self.address[0], 'TLS handshake', 'refused', f'({reason})'))
             return False
@@ -2753,53 +2742,47 @@ class Connection:
         """The next request, read whole or refused; None once the client closes, or at a stop."""
         request = self.request = Request()
         parser = httptools.HttpRequestParser(request)
-        while not (request.done or request.refusal or self.server.stopping):
+        while not (request.done or request.refusal or self.server.stopped):
             end = request.wanted(self.buffer)
             if not request.head_done and len(request.head) + (end or len(self.buffer)) > (
                     HEAD_LIMIT):
                 request.refusal = ApiError(431, error_code_name(431), 'the request headers are '
                                            f'over {HEAD_LIMIT} bytes in all')
-            elif not end:
+                break
+            if not end:
                 if not (data := self.sock.recv(65536)):
                     return None  # an unfinished request: unanswered
                 self.buffer += data
-            else:
-                piece, self.buffer = self.buffer[:end], self.buffer[end:]
-                self.feed(request, parser, piece)
+                continue
+            piece, self.buffer = self.buffer[:end], self.buffer[end:]
+            head_done = request.head_done
+            if not head_done:
+                request.head += piece
+            try:
+                parser.feed_data(piece)
+            except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
+                request.upgrade = True
+            except httptools.HttpParserError as error:
+                request.refusal = unparsed(request, error)
+            if request.head_done and not head_done and request.refusal is None:
+                self.read_head(request, parser)
+            if request.sized:  # the piece is a chunk's size line: a size too large is refused
+                request.sized = False
+                if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
+                        SERVER_MAX_BODY_BYTES):
+                    request.refusal = body_too_large()
         if self.plain and request.refusal:  # whatever else is wrong with it
             request.refusal = bad_request(PLAIN_TO_TLS)
         request.received = request.received or time.monotonic_ns()
         return request if request.done or request.refusal else None
 
-    def feed(self, request: Request, parser: httptools.HttpRequestParser, piece: bytes) -> None:
-        head_done = request.head_done
-        if not head_done:
-            request.head += piece
-        try:
-            parser.feed_data(piece)
-        except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
-            request.upgrade = True
-        except httptools.HttpParserError as error:
-            request.refusal = unparsed(request, error)
-        if request.head_done and not head_done and request.refusal is None:
-            self.read_head(request, parser)
-        if request.chunk_sized:  # the piece is its size line: refused at once if too large
-            request.chunk_sized = False
-            if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
-                    SERVER_MAX_BODY_BYTES):
-                request.refusal = body_too_large()
-
     def read_head(self, request: Request, parser: httptools.HttpRequestParser) -> None:
         """What the head says of the body, and the refusal it earns; a 100 Continue if asked."""
         request.received = time.monotonic_ns()  # when its Exchange begins
-        if self.plain:
-            request.refusal = bad_request(PLAIN_TO_TLS)
-            return
         headers, version = request.headers, parser.get_http_version()
-        request.method = parser.get_method().decode()
-        request.version = version
-        request.refusal = refusal_of(request.method, request.target.decode('latin-1'), version,
-                                     headers)
+        request.method, request.version = parser.get_method().decode(), version
+        request.refusal = bad_request(PLAIN_TO_TLS) if self.plain else refusal_of(
+            request.target.decode('latin-1'), version, headers)
         connection = {name.strip() for name in headers.get('CONNECTION', '').lower().split(',')}
         request.keep_alive = not request.upgrade and (
             'keep-alive' in connection if version == '1.0' else 'close' not in connection)
@@ -2815,13 +2798,13 @@ class Connection:
         else:
             request.done, request.keep_alive = True, False
 
-    def environ(self, request: Request) -> dict:
-        """The WSGI environ (PEP 3333): a path as the Latin-1 text of its bytes, decoded once."""
-        if request.refusal is None:  # else only its request line, as sent, without its headers
-            method, target, headers = request.method, request.target.decode('latin-1'), {
-                f'HTTP_{name}': value for name, value in request.headers.items()}
-        else:
-            (method, target, version), headers = request.request_line(), {}
+    def environ_of(self, request: Request) -> dict:
+        """The WSGI environ (PEP 3333), a refusal's of its request line alone; a path as the
+        Latin-1 text of its bytes, decoded once."""
+        method, target = request.method, request.target.decode('latin-1')
+        headers = {f'HTTP_{name}': value for name, value in request.headers.items()}
+        if request.refusal is not None:
+            (method, target, version, _), headers = split_head(request.head), {}
             request.version, request.keep_alive = '1.0' if version == '1.0' else '1.1', False
         path, _, query = target.partition('?')
         if not path.startswith('/'):  # the absolute form: its host, not Host's (RFC 9112, 3.2.2)
@@ -2837,21 +2820,16 @@ class Connection:
         if request.body is not None:
             headers['CONTENT_LENGTH'] = str(request.size)
             request.body.seek(0)
-        server = self.server
-        return {**headers, 'REQUEST_METHOD': method or '-', 'SCRIPT_NAME': '',
+        return {**self.environ, **headers, 'REQUEST_METHOD': method or '-', 'QUERY_STRING': query,
                 'PATH_INFO': urllib.parse.unquote_to_bytes(path).decode('latin-1')
-                if '%' in path else path, 'QUERY_STRING': query, 'REQUEST_URI': target,
-                'SERVER_NAME': self.local, 'SERVER_PORT': str(server.port),
-                'SERVER_PROTOCOL': f'HTTP/{request.version}', 'REMOTE_ADDR': self.address[0],
-                'REMOTE_PORT': str(self.address[1]), 'wsgi.version': (1, 0),
-                'wsgi.url_scheme': 'http' if server.tls is None else 'https',
-                'wsgi.input': request.body or io.BytesIO(), 'wsgi.errors': sys.stderr,
-                'wsgi.multithread': True, 'wsgi.multiprocess': False, 'wsgi.run_once': False}
+                if '%' in path else path, 'REQUEST_URI': target, 'wsgi.errors': sys.stderr,
+                'SERVER_PROTOCOL': f'HTTP/{request.version}',
+                'wsgi.input': request.body or io.BytesIO()}
 
-    def answer(self, request: Request) -> str | None:
+    def answer(self, request: Request) -> str:
         """Call the app and send its answer; then 'keep' the connection, or how to close it:
         'close', or a fault's 'dropped' or 'reset'."""
-        environ = self.environ(request)
+        environ = self.environ_of(request)
         exchange = environ[EXCHANGE] = Exchange(request.received, request.refusal, can_close=True)
         sent: list[tuple[str, list]] = []
         body = self.server.app(environ, lambda status, headers, exc_info=None: sent.append(
@@ -2860,31 +2838,27 @@ class Connection:
             if exchange.close is not None:  # a fault, or a reset: closed unanswered
                 return exchange.close
             (status, headers), = sent
-            fields = [(capitalised(name), value) for name, value in headers]
+            # The README's tour shows the head as sent: names capitalised, sorted by name.
+            fields = [(name.title(), value) for name, value in headers]
             length = next((int(value) for name, value in fields if name == 'Content-Length'), None)
-            if length is None and status[:3] not in ('204', '304'):
-                body = [b''.join(body)]
-                length = len(body[0])
-                fields.append(('Content-Length', str(length)))
-            keep = request.keep_alive and not self.server.stopping
+            keep = request.keep_alive and not self.server.stopped and (
+                length is not None or status[:3] in ('204', '304'))  # else its end is the close
+            fields += [('Server', 'petstore-stub'),
+                       ('Date', wsgiref.handlers.format_date_time(time.time()))]
             if not keep:
                 fields.append(('Connection', 'close'))
             elif request.version == '1.0':
                 fields.append(('Connection', 'Keep-Alive'))
-            fields += [('Server', 'petstore-stub'), ('Date', email.utils.formatdate(usegmt=True))]
-            fields.sort(key=operator.itemgetter(0))  # by name, a repeated one kept in its order
-            head = f'HTTP/{request.version} {status}\r\n' + ''.join(
-                f'{name}: {value}\r\n' for name, value in fields) + '\r\n'
+            head = ''.join(f'{name}: {value}\r\n' for name, value in sorted(
+                fields, key=operator.itemgetter(0)))  # a repeated name kept in its order
             self.sock.settimeout(self.server.send_timeout)
-            pieces = iter(body)
-            first = next(pieces, b'')
-            self.send(head.encode('latin-1') + first)
-            size = len(first)
-            for piece in pieces:  # a slow fault's, as it drips
-                self.send(piece)
-                size += len(piece)
+            data, size = f'HTTP/{request.version} {status}\r\n{head}\r\n'.encode('latin-1'), 0
+            for piece in body:  # its one piece; or a slow fault's, as each drips
+                self.send(data + piece)
+                data, size = b'', size + len(piece)
+            self.send(data)
             self.sock.settimeout(IDLE_SECONDS)
-            # Shorter than its Content-Length (a truncate fault): the client sees the cut.
+            # Shorter than its Content-Length (a truncate fault): the close shows the cut.
             whole = environ['REQUEST_METHOD'] == 'HEAD' or length in (None, size)
             return 'keep' if keep and whole else 'close'
         finally:
@@ -2916,20 +2890,20 @@ class Connection:
         return 0
 
     def shut(self, how: int) -> None:
-        """Shut the socket down from another thread (a stop), unless its own has closed it."""
+        """Shut the socket down from a stop's thread, unless its own has closed it."""
         with self.lock, contextlib.suppress(OSError):
             if self.open:  # the descriptor's own shutdown, under TLS too: no close_notify
                 socket.socket.shutdown(self.sock, how)
 
     def close(self, how: str) -> None:
-        """A FIN, after TLS's close_notify (the end of the answer, not a cut) unless a drop fault
-        closes it; then what the client still sends is read, for up to 2 s, so that no RST cuts
-        its answer short. For a reset fault, an RST."""
+        """A FIN, after TLS's close_notify (the answer's end, not a cut) but for a drop fault;
+        what the client still sends is then read for 2 s, so that no RST cuts its answer short.
+        A reset fault: an RST."""
         with contextlib.suppress(OSError, ValueError):
             if how == 'reset':
                 self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
             else:
-                if how == 'close' and isinstance(self.sock, ssl.SSLSocket):
+                if how != 'dropped' and isinstance(self.sock, ssl.SSLSocket):
                     self.sock.settimeout(0)  # the close_notify sent; the client's not waited for
                     self.sock.unwrap()
                 socket.socket.shutdown(self.sock, socket.SHUT_WR)
@@ -2942,74 +2916,10 @@ class Connection:
             self.sock.close()
 
 
-class Server:
-    """The listening socket, and a Connection for each client, up to CONNECTION_LIMIT at once."""
-
-    def __init__(self, app: StubApp, host: str, port: int, tls: ssl.SSLContext | None,
-                 log: Callable[[str], Any] | None, send_timeout: float) -> None:
-        family, *_, address = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                                                 flags=socket.AI_PASSIVE)[0]
-        self.listener = socket.create_server(address, family=family, backlog=1024)
-        self.port = self.listener.getsockname()[1]
-        self.app, self.tls, self.log, self.send_timeout = app, tls, log, send_timeout
-        self.stopping = False
-        self.connections: set[Connection] = set()
-        self._lock = threading.Lock()
-        self._slots = threading.Semaphore(CONNECTION_LIMIT)
-        self._wake, self._waker = socket.socketpair()  #: a byte from close() ends run()
-
-    def run(self) -> None:
-        """Accept connections until close(), each served in its own thread."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.listener, selectors.EVENT_READ)
-            selector.register(self._wake, selectors.EVENT_READ)
-            self.listener.setblocking(False)
-            while True:
-                self._slots.acquire()  # at the limit, a new connection waits in the backlog
-                selector.select()
-                if self.stopping:
-                    return
-                try:
-                    sock, address = self.listener.accept()
-                except OSError:  # gone before it was taken; or no descriptor free, for now
-                    self._slots.release()
-                    time.sleep(0.01)
-                    continue
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                connection = Connection(self, sock, address)
-                with self._lock:
-                    self.connections.add(connection)
-                connection.thread.start()
-
-    def forget(self, connection: Connection) -> None:
-        with self._lock:
-            self.connections.discard(connection)
-        self._slots.release()
-
-    def close(self, thread: threading.Thread | None) -> None:
-        """Stop accepting; let each connection finish the answer it is sending, then close it,
-        and close any a client still holds open after 5 s."""
-        self.stopping = True
-        self._waker.send(b'.')
-        self._slots.release()
-        if thread is not None and thread.is_alive() and thread is not threading.current_thread():
-            thread.join(timeout=5)
-        self.listener.close()
-        with self._lock:
-            connections = list(self.connections)
-        for how, seconds in ((socket.SHUT_RD, 5.0), (socket.SHUT_RDWR, 2.0)):
-            deadline = time.monotonic() + seconds  # an idle one ends at once; then any left
-            for connection in connections:
-                connection.shut(how)
-            for connection in connections:
-                connection.thread.join(max(0.0, deadline - time.monotonic()))
-        self._wake.close()
-        self._waker.close()
-
-
 class StubServer(Controls):
-    """The app served in a daemon thread; ``port=0`` picks a free port, put in ``url``.
-    With ``tls``, HTTPS; the CA to trust in ``ca_file`` (new unless named), removed at stop."""
+    """The app served in a daemon thread, each connection by a Connection (CONNECTION_LIMIT at
+    most); ``port=0`` picks a free port, put in ``url``. With ``tls``, HTTPS; the CA to trust in
+    ``ca_file`` (new unless named), removed at stop."""
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0, *,
                  tls: Tls | None = None, ca_file: str | os.PathLike | None = None,
@@ -3020,9 +2930,13 @@ class StubServer(Controls):
                                                              app.journal)
         self.api_keys, self.base_path, self.api_key = app.api_keys, app.base_path, app.api_keys[0]
         self.tls, self.ca_file = tls, None if ca_file is None else Path(ca_file)
+        self.stopped = False  #: set by stop(): no connection takes another request
         self._ca_written: str | None = None
-        self._server: Server | None = None
+        self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
+        self._connections: set[Connection] = set()
+        self._lock = threading.Lock()  #: for _connections
+        self._slots = threading.Semaphore(CONNECTION_LIMIT)
         self._stopping = threading.Lock()  #: taken by the first stop(), and kept
 
     @property
@@ -3055,12 +2969,12 @@ class StubServer(Controls):
 
     def bind(self) -> None:
         """Open the listening socket (and learn the port) without serving yet."""
-        if self._server is not None:
+        if self._listener is not None:
             raise RuntimeError('this server is already started')
-        self._server = Server(self.app, self.host, self.port,
-                              None if self.tls is None else self.tls.context,
-                              self.app.access_log, self.send_timeout)
-        self.port = self._server.port
+        family, *_, address = socket.getaddrinfo(
+            self.host or None, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        self._listener = socket.create_server(address, family=family, backlog=1024)
+        self.port = self._listener.getsockname()[1]
         if self.tls is not None and self.tls.ca_pem is not None:
             if self.ca_file is None:
                 descriptor, name = tempfile.mkstemp(prefix='petstore-stub-ca-', suffix='.pem')
@@ -3083,28 +2997,62 @@ class StubServer(Controls):
         return self
 
     def serve_forever(self) -> None:
-        """Serve until stop()."""
+        """Accept connections until stop(), each served in a thread of its own."""
         try:
-            self._server.run()
+            while True:
+                self._slots.acquire()  # at the limit, a new connection waits in the backlog
+                try:
+                    sock, address = self._listener.accept()
+                except OSError:  # closed by stop(); or no descriptor free, for now
+                    self._slots.release()
+                    if self.stopped:
+                        return
+                    time.sleep(0.01)
+                    continue
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                connection = Connection(self, sock, address)
+                with self._lock:
+                    self._connections.add(connection)
+                connection.thread.start()
         except BaseException as error:
             self.app.errors.append(without_frames(error))
             raise
 
+    def forget(self, connection: Connection) -> None:
+        with self._lock:
+            self._connections.discard(connection)
+        self._slots.release()
+
     def stop(self) -> None:
-        """Close the socket and connections and wait for the threads; a later call only waits."""
+        """Stop accepting; let each connection finish the answer it is sending (5 s at most),
+        then close it. A later call only waits."""
         if not self._stopping.acquire(blocking=False):
             if self._thread not in (None, threading.current_thread()):
                 self._thread.join(timeout=5)
             return
-        if self._server is not None:
-            self.fence.release()  # a delay or a hang holds a worker thread; let it go
-            self._server.close(self._thread)
+        self.stopped = True
+        self.fence.release()  # a delay or a hang holds a connection's thread; let it go
+        if self._listener is not None:
+            self._slots.release()
+            with contextlib.suppress(OSError):  # wakes accept() on Linux; close() does elsewhere
+                self._listener.shutdown(socket.SHUT_RDWR)
+            self._listener.close()
+            if self._thread not in (None, threading.current_thread()):
+                self._thread.join(timeout=5)
+        with self._lock:
+            connections = list(self._connections)
+        for how, seconds in ((socket.SHUT_RD, 5.0), (socket.SHUT_RDWR, 2.0)):
+            deadline = time.monotonic() + seconds  # an idle one ends at once; then any left
+            for connection in connections:
+                connection.shut(how)
+            for connection in connections:
+                connection.thread.join(max(0.0, deadline - time.monotonic()))
         if self._ca_written is not None:  # unless another stub has written its own there since
             remove_if_holding(self.ca_file, self._ca_written)
             self._ca_written = None
 
     def __enter__(self) -> StubServer:
-        return self.start() if self._server is None else self
+        return self.start() if self._listener is None else self
 
     def __exit__(self, *exc_info: Any) -> None:
         self.stop()

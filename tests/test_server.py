@@ -461,7 +461,7 @@ def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_and_others
         stalled.sendall(PIPELINED_LISTS)  # and never reads
         wait_until(lambda: len(large_answers.requests) == 1)  # its answer waits for it
         assert call_once(large_answers.url, 'GET', '/v1/pets?limit=1')[0] == 200
-        wait_until(lambda: not large_answers._server.connections)  # closed: it took nothing
+        wait_until(lambda: not large_answers._connections)  # closed: it took nothing
         taken = 0
         with contextlib.suppress(ConnectionResetError):
             while chunk := stalled.recv(1 << 20):
@@ -492,7 +492,7 @@ def test_a_stop_closes_the_file_holding_a_body_whose_end_has_not_come(monkeypatc
             ('127.0.0.1', server.port), timeout=10) as sending:
         sending.sendall(post_with(b'Content-Length: 2000000\r\n', b'x' * 1_000_000))
         wait_until(lambda: any(getattr(connection.request, 'size', 0) == 1_000_000  # in a file
-                               for connection in list(server._server.connections)))
+                               for connection in list(server._connections)))
     gc.collect()
     assert [str(report.exc_value) for report in unclosed] == []
 
