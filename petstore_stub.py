@@ -2607,9 +2607,11 @@ class Request:
 
 
 def join_header(headers: dict[str, str], name: str, value: str) -> None:
-    """A header, by its WSGI name (X-Token: X_TOKEN); one sent twice has its values joined."""
+    """A header by its WSGI environ key (HTTP_X_TOKEN, CONTENT_TYPE); sent twice, joined."""
     if '_' not in name:  # else X_Forwarded_For would pass as X-Forwarded-For
-        key, value = name.upper().replace('-', '_'), value.strip()
+        key, value = 'HTTP_' + name.upper().replace('-', '_'), value.strip()
+        if key in ('HTTP_CONTENT_TYPE', 'HTTP_CONTENT_LENGTH'):
+            key = key[5:]
         headers[key] = f'{headers[key]}, {value}' if key in headers else value
 
 
@@ -2627,22 +2629,24 @@ def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
 
 def refusal_of(target: str, version: str, headers: Mapping[str, str]) -> ApiError | None:
     """The server's refusal of a request's head (RFC 9112), or None; the parser checks the rest."""
-    coding, length, host = map(headers.get, ('TRANSFER_ENCODING', 'CONTENT_LENGTH', 'HOST'))
-    codings = [name for name in (coding or '').replace(' ', '').lower().split(',') if name]
+    coding, length = headers.get('HTTP_TRANSFER_ENCODING'), headers.get('CONTENT_LENGTH')
+    host = headers.get('HTTP_HOST')
     if version not in ('1.0', '1.1'):
         return ApiError(505, error_code_name(505),
                         f'HTTP/{version or "0.9"} is not served here; send HTTP/1.1')
-    if coding is not None and version == '1.0':
-        return bad_request('an HTTP/1.0 request cannot use Transfer-Encoding')
-    # RFC 9112 (6.1) lets a server refuse this pair: it can smuggle a request past a proxy.
-    if coding is not None and length is not None:
-        return bad_request('a request gives Content-Length or Transfer-Encoding, not both')
-    if coding is not None and (not codings or codings.count('chunked') > 1):
-        return bad_request('the Transfer-Encoding header must name chunked, once; got '
-                           f'{printable(coding[:60])!r}')
-    if codings not in ([], ['chunked']):
-        return ApiError(501, error_code_name(501), 'the only Transfer-Encoding served is chunked;'
-                        f' got {printable(coding[:60])!r}')
+    if coding is not None:
+        codings = [name for name in coding.replace(' ', '').lower().split(',') if name]
+        if version == '1.0':
+            return bad_request('an HTTP/1.0 request cannot use Transfer-Encoding')
+        # RFC 9112 (6.1) lets a server refuse this pair: it can smuggle a request past a proxy.
+        if length is not None:
+            return bad_request('a request gives Content-Length or Transfer-Encoding, not both')
+        if not codings or codings.count('chunked') > 1 or 'chunked' in codings[:-1]:
+            return bad_request('the Transfer-Encoding header must name chunked, once and last; '
+                               f'got {printable(coding[:60])!r}')
+        if codings != ['chunked']:
+            return ApiError(501, error_code_name(501), 'the only Transfer-Encoding served is '
+                            f'chunked; got {printable(coding[:60])!r}')
     if (host is None and version == '1.1') or (host is not None and ',' in host):
         return bad_request('send one Host header (an HTTP/1.1 request must)')  # twice: joined
     if host is not None and not HOST_PATTERN.fullmatch(host):
@@ -2651,11 +2655,12 @@ def refusal_of(target: str, version: str, headers: Mapping[str, str]) -> ApiErro
     if not TARGET.fullmatch(target):
         return bad_request('the request target holds a character no URL may hold as it is')
     try:
-        urllib.parse.urlsplit(target)
-    except ValueError as error:  # an absolute target such as http://[x/
+        if not target.startswith('/') or target.startswith('//'):  # else a path alone
+            urllib.parse.urlsplit(target)
+    except ValueError as error:  # an authority such as [x
         return bad_request(f'the request is not valid HTTP: the request target is not a URL '
                            f'({error})')
-    too_large = (parse_whole_number(length or '0') or 0) > SERVER_MAX_BODY_BYTES
+    too_large = length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES
     return body_too_large() if too_large else None
 
 
@@ -2676,6 +2681,13 @@ def unparsed(request: Request, error: Exception) -> ApiError:
     else:
         problem = 'a chunked body is chunks, each its size in hex, CRLF, its bytes and a CRLF'
     return bad_request(f'the request is not valid HTTP: {problem}')
+
+
+def timeval(seconds: float) -> bytes:
+    """A timeout as SO_RCVTIMEO and SO_SNDTIMEO take it: a struct timeval; on Windows, ms."""
+    if os.name == 'nt':
+        return struct.pack('I', int(seconds * 1000))
+    return struct.pack('ll', int(seconds), int(seconds % 1 * 1_000_000))
 
 
 def bad_request(message: str) -> ApiError:
@@ -2699,17 +2711,25 @@ class Connection:
         self.open, self.lock = True, threading.Lock()  #: a stop never shuts a descriptor reused
         self.thread = threading.Thread(target=self.serve, daemon=True,
                                        name=f'petstore-stub:{server.port}:{address[1]}')
-        local, scheme = sock.getsockname()[0], 'http' if server.tls is None else 'https'
-        self.environ = {  # what every request on it shares
-            'SERVER_NAME': f'[{local}]' if ':' in local else local, 'SCRIPT_NAME': '',
-            'SERVER_PORT': str(server.port), 'REMOTE_ADDR': address[0],
-            'REMOTE_PORT': str(address[1]), 'wsgi.url_scheme': scheme, 'wsgi.version': (1, 0),
-            'wsgi.multithread': True, 'wsgi.multiprocess': False, 'wsgi.run_once': False}
 
     def serve(self) -> None:
         how = 'keep'
         try:
-            self.sock.settimeout(IDLE_SECONDS)
+            # Blocking, with the kernel's timeouts: a read or a write is one system call, and
+            # not a poll() first, each a switch of the threads' lock when many connections run.
+            self.sock.setblocking(True)
+            for option, seconds in ((socket.SO_RCVTIMEO, IDLE_SECONDS),
+                                    (socket.SO_SNDTIMEO, self.server.send_timeout)):
+                self.sock.setsockopt(socket.SOL_SOCKET, option, timeval(seconds))
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            local = self.sock.getsockname()[0]
+            scheme = 'http' if self.server.tls is None else 'https'
+            self.environ = {  # what every request on it shares
+                'SERVER_NAME': f'[{local}]' if ':' in local else local, 'SCRIPT_NAME': '',
+                'SERVER_PORT': str(self.server.port), 'REMOTE_ADDR': self.address[0],
+                'REMOTE_PORT': str(self.address[1]), 'wsgi.url_scheme': scheme,
+                'wsgi.version': (1, 0), 'wsgi.multithread': True, 'wsgi.multiprocess': False,
+                'wsgi.run_once': False}
             if self.server.tls is None or self.start_tls():
                 while how == 'keep' and (request := self.read_request()):
                     how = self.answer(request)
@@ -2783,17 +2803,18 @@ class Connection:
         request.method, request.version = parser.get_method().decode(), version
         request.refusal = bad_request(PLAIN_TO_TLS) if self.plain else refusal_of(
             request.target.decode('latin-1'), version, headers)
-        connection = {name.strip() for name in headers.get('CONNECTION', '').lower().split(',')}
+        connection = headers.get('HTTP_CONNECTION', '').lower()
+        tokens = {token.strip() for token in connection.split(',')}
         request.keep_alive = not request.upgrade and (
-            'keep-alive' in connection if version == '1.0' else 'close' not in connection)
-        request.chunked = 'TRANSFER_ENCODING' in headers
+            'keep-alive' in tokens if version == '1.0' else 'close' not in tokens)
+        request.chunked = 'HTTP_TRANSFER_ENCODING' in headers
         request.length = int(headers.get('CONTENT_LENGTH') or 0)
-        if request.refusal or request.done or self.buffer or version != '1.1' or headers.get(
-                'EXPECT', '').lower() != '100-continue':
+        if request.done or request.refusal or self.buffer or version != '1.1' or headers.get(
+                'HTTP_EXPECT', '').lower() != '100-continue':
             return
         # 100 Continue only for a key the app takes; else its 401 now, and a close: a body may come.
         if request.method in ('GET', 'HEAD') or self.server.app.accepts_key(
-                headers.get('AUTHORIZATION')):
+                headers.get('HTTP_AUTHORIZATION')):
             self.send(b'HTTP/1.1 100 Continue\r\n\r\n')
         else:
             request.done, request.keep_alive = True, False
@@ -2801,8 +2822,7 @@ class Connection:
     def environ_of(self, request: Request) -> dict:
         """The WSGI environ (PEP 3333), a refusal's of its request line alone; a path as the
         Latin-1 text of its bytes, decoded once."""
-        method, target = request.method, request.target.decode('latin-1')
-        headers = {f'HTTP_{name}': value for name, value in request.headers.items()}
+        method, target, headers = request.method, request.target.decode('latin-1'), request.headers
         if request.refusal is not None:
             (method, target, version, _), headers = split_head(request.head), {}
             request.version, request.keep_alive = '1.0' if version == '1.0' else '1.1', False
@@ -2814,9 +2834,6 @@ class Connection:
                 if host and request.refusal is None:
                     headers['HTTP_HOST'] = host
         headers.pop('HTTP_TRANSFER_ENCODING', None)  # read already
-        for name in ('CONTENT_TYPE', 'CONTENT_LENGTH'):
-            if (value := headers.pop(f'HTTP_{name}', None)) is not None:
-                headers[name] = value
         if request.body is not None:
             headers['CONTENT_LENGTH'] = str(request.size)
             request.body.seek(0)
@@ -2851,13 +2868,11 @@ class Connection:
                 fields.append(('Connection', 'Keep-Alive'))
             head = ''.join(f'{name}: {value}\r\n' for name, value in sorted(
                 fields, key=operator.itemgetter(0)))  # a repeated name kept in its order
-            self.sock.settimeout(self.server.send_timeout)
             data, size = f'HTTP/{request.version} {status}\r\n{head}\r\n'.encode('latin-1'), 0
             for piece in body:  # its one piece; or a slow fault's, as each drips
                 self.send(data + piece)
                 data, size = b'', size + len(piece)
             self.send(data)
-            self.sock.settimeout(IDLE_SECONDS)
             # Shorter than its Content-Length (a truncate fault): the close shows the cut.
             whole = environ['REQUEST_METHOD'] == 'HEAD' or length in (None, size)
             return 'keep' if keep and whole else 'close'
@@ -2868,13 +2883,13 @@ class Connection:
                 request.body.close()
 
     def send(self, data: bytes) -> None:
-        """All of ``data``; a TimeoutError once the client takes under 16 KiB in a send timeout.
+        """All of ``data``; an OSError once the client takes under 16 KiB in a send timeout.
         (TCP lets a few KiB through to a client that reads none, as its window settles.)"""
         view, unsent = memoryview(data), 0
         while view:
             try:
                 view = view[self.sock.send(view):]
-            except TimeoutError:
+            except (BlockingIOError, ssl.SSLWantWriteError):  # the send timeout
                 if unsent - (unsent := self.unsent()) < 16_384:
                     raise
                 continue
@@ -2974,6 +2989,9 @@ class StubServer(Controls):
         family, *_, address = socket.getaddrinfo(
             self.host or None, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
         self._listener = socket.create_server(address, family=family, backlog=1024)
+        # Each wait for a client ends within a second: a signal's handler (Ctrl-C) runs in the
+        # main thread only, between its calls.
+        self._listener.settimeout(1.0)
         self.port = self._listener.getsockname()[1]
         if self.tls is not None and self.tls.ca_pem is not None:
             if self.ca_file is None:
@@ -2999,17 +3017,16 @@ class StubServer(Controls):
     def serve_forever(self) -> None:
         """Accept connections until stop(), each served in a thread of its own."""
         try:
-            while True:
-                self._slots.acquire()  # at the limit, a new connection waits in the backlog
+            while not self.stopped:
+                if not self._slots.acquire(timeout=1.0):  # at the limit, new connections wait
+                    continue
                 try:
                     sock, address = self._listener.accept()
-                except OSError:  # closed by stop(); or no descriptor free, for now
+                except OSError as error:  # none came; stop() closed it; no descriptor is free
                     self._slots.release()
-                    if self.stopped:
-                        return
-                    time.sleep(0.01)
+                    if not isinstance(error, TimeoutError):
+                        time.sleep(0.01)
                     continue
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 connection = Connection(self, sock, address)
                 with self._lock:
                     self._connections.add(connection)
