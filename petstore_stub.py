@@ -2563,19 +2563,22 @@ class Request:
     body: IO[bytes] | None = None  #: in memory, or past SPOOL_BYTES in a file
     size = length = 0  #: the body's bytes read; its Content-Length
     chunked = sized = False  #: the body is chunked; a chunk's size line was just read
-    head_done = done = keep_alive = upgrade = False
+    head_done = done = keep_alive = False
     method, version = '', '1.1'
     received = 0  #: when its head was read (time.monotonic_ns())
     refusal: ApiError | None = None
 
     def __init__(self) -> None:
-        self.headers: dict[str, str] = {}
+        self.headers: dict[str, str] = {}  #: by environ key (HTTP_X_TOKEN); a repeat joined
 
     def on_url(self, url: bytes) -> None:
         self.target += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        join_header(self.headers, name.decode(), value.decode('latin-1'))
+        if b'_' not in name:  # else X_Forwarded_For would pass as X-Forwarded-For
+            key = 'HTTP_' + name.decode().upper().replace('-', '_')
+            text = value.decode('latin-1').strip()
+            self.headers[key] = f'{self.headers[key]}, {text}' if key in self.headers else text
 
     def on_headers_complete(self) -> None:
         self.head_done = True
@@ -2606,21 +2609,11 @@ class Request:
         return len(data.rstrip(b'\r\n'))  # all but what may begin the end
 
 
-def join_header(headers: dict[str, str], name: str, value: str) -> None:
-    """A header by its WSGI environ key (HTTP_X_TOKEN, CONTENT_TYPE); sent twice, joined."""
-    if '_' not in name:  # else X_Forwarded_For would pass as X-Forwarded-For
-        key, value = 'HTTP_' + name.upper().replace('-', '_'), value.strip()
-        if key in ('HTTP_CONTENT_TYPE', 'HTTP_CONTENT_LENGTH'):
-            key = key[5:]
-        headers[key] = f'{headers[key]}, {value}' if key in headers else value
-
-
 def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
     """A head's method, target, version and headers as sent, however malformed: for a refusal."""
     line, *fields = re.split(r'\r?\n', head.decode('latin-1').lstrip('\r\n'))
-    headers: dict[str, str] = {}
-    for field in fields:
-        join_header(headers, *field.partition(':')[::2])
+    headers = {'HTTP_' + name.upper().replace('-', '_'): value.strip()
+               for name, _, value in (field.partition(':') for field in fields)}
     if found := REQUEST_LINE.fullmatch(line):
         return found[1], found[2], found[3], headers
     method, _, target = re.sub(r'[ \t]+', ' ', line).rsplit(' HTTP/', 1)[0].partition(' ')
@@ -2629,7 +2622,7 @@ def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
 
 def refusal_of(target: str, version: str, headers: Mapping[str, str]) -> ApiError | None:
     """The server's refusal of a request's head (RFC 9112), or None; the parser checks the rest."""
-    coding, length = headers.get('HTTP_TRANSFER_ENCODING'), headers.get('CONTENT_LENGTH')
+    coding, length = headers.get('HTTP_TRANSFER_ENCODING'), headers.get('HTTP_CONTENT_LENGTH')
     host = headers.get('HTTP_HOST')
     if version not in ('1.0', '1.1'):
         return ApiError(505, error_code_name(505),
@@ -2690,6 +2683,12 @@ def timeval(seconds: float) -> bytes:
     return struct.pack('ll', int(seconds), int(seconds % 1 * 1_000_000))
 
 
+@functools.lru_cache(maxsize=1)
+def http_date(second: int) -> str:
+    """The Date header's value (RFC 9110, 5.6.7), made once a second."""
+    return wsgiref.handlers.format_date_time(second)
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, 'bad_request', message)
 
@@ -2715,21 +2714,20 @@ class Connection:
     def serve(self) -> None:
         how = 'keep'
         try:
-            # Blocking, with the kernel's timeouts: a read or a write is one system call, and
-            # not a poll() first, each a switch of the threads' lock when many connections run.
+            # Blocking, with the kernel's timeouts: a read or a write is one system call, not a
+            # poll() first, each a turn of the threads' lock when many connections run.
             self.sock.setblocking(True)
             for option, seconds in ((socket.SO_RCVTIMEO, IDLE_SECONDS),
                                     (socket.SO_SNDTIMEO, self.server.send_timeout)):
                 self.sock.setsockopt(socket.SOL_SOCKET, option, timeval(seconds))
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            local = self.sock.getsockname()[0]
-            scheme = 'http' if self.server.tls is None else 'https'
+            local = self.sock.getsockname()[0]  # the address the client reached
             self.environ = {  # what every request on it shares
                 'SERVER_NAME': f'[{local}]' if ':' in local else local, 'SCRIPT_NAME': '',
                 'SERVER_PORT': str(self.server.port), 'REMOTE_ADDR': self.address[0],
-                'REMOTE_PORT': str(self.address[1]), 'wsgi.url_scheme': scheme,
-                'wsgi.version': (1, 0), 'wsgi.multithread': True, 'wsgi.multiprocess': False,
-                'wsgi.run_once': False}
+                'REMOTE_PORT': str(self.address[1]), 'wsgi.version': (1, 0),
+                'wsgi.url_scheme': 'http' if self.server.tls is None else 'https',
+                'wsgi.multithread': True, 'wsgi.multiprocess': False, 'wsgi.run_once': False}
             if self.server.tls is None or self.start_tls():
                 while how == 'keep' and (request := self.read_request()):
                     how = self.answer(request)
@@ -2768,33 +2766,36 @@ class Connection:
                     HEAD_LIMIT):
                 request.refusal = ApiError(431, error_code_name(431), 'the request headers are '
                                            f'over {HEAD_LIMIT} bytes in all')
-                break
-            if not end:
+            elif not end:
                 if not (data := self.sock.recv(65536)):
                     return None  # an unfinished request: unanswered
                 self.buffer += data
-                continue
-            piece, self.buffer = self.buffer[:end], self.buffer[end:]
-            head_done = request.head_done
-            if not head_done:
-                request.head += piece
-            try:
-                parser.feed_data(piece)
-            except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
-                request.upgrade = True
-            except httptools.HttpParserError as error:
-                request.refusal = unparsed(request, error)
-            if request.head_done and not head_done and request.refusal is None:
-                self.read_head(request, parser)
-            if request.sized:  # the piece is a chunk's size line: a size too large is refused
-                request.sized = False
-                if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
-                        SERVER_MAX_BODY_BYTES):
-                    request.refusal = body_too_large()
+            else:
+                self.feed(request, parser, end)
         if self.plain and request.refusal:  # whatever else is wrong with it
             request.refusal = bad_request(PLAIN_TO_TLS)
         request.received = request.received or time.monotonic_ns()
         return request if request.done or request.refusal else None
+
+    def feed(self, request: Request, parser: httptools.HttpRequestParser, end: int) -> None:
+        """Give the parser the buffer's first ``end`` bytes; then read the head, once whole."""
+        piece, self.buffer = self.buffer[:end], self.buffer[end:]
+        head_done = request.head_done
+        if not head_done:
+            request.head += piece
+        try:
+            parser.feed_data(piece)
+        except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
+            pass
+        except httptools.HttpParserError as error:
+            request.refusal = unparsed(request, error)
+        if request.head_done and not head_done and request.refusal is None:
+            self.read_head(request, parser)
+        if request.sized:  # the piece is a chunk's size line: a size too large is refused
+            request.sized = False
+            if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
+                    SERVER_MAX_BODY_BYTES):
+                request.refusal = body_too_large()
 
     def read_head(self, request: Request, parser: httptools.HttpRequestParser) -> None:
         """What the head says of the body, and the refusal it earns; a 100 Continue if asked."""
@@ -2803,12 +2804,11 @@ class Connection:
         request.method, request.version = parser.get_method().decode(), version
         request.refusal = bad_request(PLAIN_TO_TLS) if self.plain else refusal_of(
             request.target.decode('latin-1'), version, headers)
-        connection = headers.get('HTTP_CONNECTION', '').lower()
-        tokens = {token.strip() for token in connection.split(',')}
-        request.keep_alive = not request.upgrade and (
+        tokens = {token.strip() for token in headers.get('HTTP_CONNECTION', '').lower().split(',')}
+        request.keep_alive = not parser.should_upgrade() and (
             'keep-alive' in tokens if version == '1.0' else 'close' not in tokens)
         request.chunked = 'HTTP_TRANSFER_ENCODING' in headers
-        request.length = int(headers.get('CONTENT_LENGTH') or 0)
+        request.length = int(headers.get('HTTP_CONTENT_LENGTH') or 0)
         if request.done or request.refusal or self.buffer or version != '1.1' or headers.get(
                 'HTTP_EXPECT', '').lower() != '100-continue':
             return
@@ -2833,9 +2833,12 @@ class Connection:
                 path, host = parts.path, parts.netloc.rpartition('@')[2]
                 if host and request.refusal is None:
                     headers['HTTP_HOST'] = host
-        headers.pop('HTTP_TRANSFER_ENCODING', None)  # read already
-        if request.body is not None:
+        headers.pop('HTTP_TRANSFER_ENCODING', None)  # read already: the body is what it gave
+        if (content_type := headers.pop('HTTP_CONTENT_TYPE', None)) is not None:
+            headers['CONTENT_TYPE'] = content_type  # WSGI's names for these two
+        if headers.pop('HTTP_CONTENT_LENGTH', None) is not None or request.body is not None:
             headers['CONTENT_LENGTH'] = str(request.size)
+        if request.body is not None:
             request.body.seek(0)
         return {**self.environ, **headers, 'REQUEST_METHOD': method or '-', 'QUERY_STRING': query,
                 'PATH_INFO': urllib.parse.unquote_to_bytes(path).decode('latin-1')
@@ -2860,8 +2863,7 @@ class Connection:
             length = next((int(value) for name, value in fields if name == 'Content-Length'), None)
             keep = request.keep_alive and not self.server.stopped and (
                 length is not None or status[:3] in ('204', '304'))  # else its end is the close
-            fields += [('Server', 'petstore-stub'),
-                       ('Date', wsgiref.handlers.format_date_time(time.time()))]
+            fields += [('Server', 'petstore-stub'), ('Date', http_date(int(time.time())))]
             if not keep:
                 fields.append(('Connection', 'close'))
             elif request.version == '1.0':
@@ -3050,7 +3052,6 @@ class StubServer(Controls):
         self.stopped = True
         self.fence.release()  # a delay or a hang holds a connection's thread; let it go
         if self._listener is not None:
-            self._slots.release()
             with contextlib.suppress(OSError):  # wakes accept() on Linux; close() does elsewhere
                 self._listener.shutdown(socket.SHUT_RDWR)
             self._listener.close()
