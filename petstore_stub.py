@@ -2804,7 +2804,8 @@ class Connection:
         request.method, request.version = parser.get_method().decode(), version
         request.refusal = bad_request(PLAIN_TO_TLS) if self.plain else refusal_of(
             request.target.decode('latin-1'), version, headers)
-        tokens = {token.strip() for token in headers.get('HTTP_CONNECTION', '').lower().split(',')}
+        connection = headers.get('HTTP_CONNECTION')
+        tokens = {token.strip() for token in connection.lower().split(',')} if connection else ()
         request.keep_alive = not parser.should_upgrade() and (
             'keep-alive' in tokens if version == '1.0' else 'close' not in tokens)
         request.chunked = 'HTTP_TRANSFER_ENCODING' in headers
@@ -2860,7 +2861,7 @@ class Connection:
             (status, headers), = sent
             # The README's tour shows the head as sent: names capitalised, sorted by name.
             fields = [(name.title(), value) for name, value in headers]
-            length = next((int(value) for name, value in fields if name == 'Content-Length'), None)
+            length = dict(fields).get('Content-Length')
             keep = request.keep_alive and not self.server.stopped and (
                 length is not None or status[:3] in ('204', '304'))  # else its end is the close
             fields += [('Server', 'petstore-stub'), ('Date', http_date(int(time.time())))]
@@ -2868,15 +2869,15 @@ class Connection:
                 fields.append(('Connection', 'close'))
             elif request.version == '1.0':
                 fields.append(('Connection', 'Keep-Alive'))
-            head = ''.join(f'{name}: {value}\r\n' for name, value in sorted(
-                fields, key=operator.itemgetter(0)))  # a repeated name kept in its order
-            data, size = f'HTTP/{request.version} {status}\r\n{head}\r\n'.encode('latin-1'), 0
+            fields.sort(key=operator.itemgetter(0))  # a repeated name kept in its order
+            lines = [f'HTTP/{request.version} {status}', *map(': '.join, fields), '', '']
+            data, size = '\r\n'.join(lines).encode('latin-1'), 0
             for piece in body:  # its one piece; or a slow fault's, as each drips
                 self.send(data + piece)
                 data, size = b'', size + len(piece)
             self.send(data)
             # Shorter than its Content-Length (a truncate fault): the close shows the cut.
-            whole = environ['REQUEST_METHOD'] == 'HEAD' or length in (None, size)
+            whole = environ['REQUEST_METHOD'] == 'HEAD' or length in (None, str(size))
             return 'keep' if keep and whole else 'close'
         finally:
             if hasattr(body, 'close'):
