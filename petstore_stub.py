@@ -2547,7 +2547,8 @@ IDLE_SECONDS = 120.0  #: a connection silent this long is closed, in its TLS han
 HEAD_LIMIT = 256 * 1024  #: the bytes of a request line and its headers, past which a 431
 SERVER_MAX_BODY_BYTES = 64 * 1024 * 1024  #: a body past this is a 413 before the app sees it
 SPOOL_BYTES = 512 * 1024  #: a body past this waits in a temporary file, not in memory
-REQUEST_LINE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/(\d\.\d)")  #: RFC 9112, 3
+#: A request line (RFC 9112, 3): a method (a token), a target and a version, one space apart.
+REQUEST_LINE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+)(?: HTTP/(\d\.\d))?")
 TARGET = re.compile(r'[!"$-~]+')  #: printable ASCII but '#': a fragment is never sent
 PLAIN_TO_TLS = 'this port speaks HTTPS: send the request to https://, not http://'
 
@@ -2559,26 +2560,16 @@ class ServerError(Exception):
 class Request:
     """One request, as the parser reads it: it calls the ``on_`` methods as each part arrives."""
 
-    head = target = b''  #: the request line and headers, as sent; the target
+    head = b''  #: the request line and headers, as sent
     body: IO[bytes] | None = None  #: in memory, or past SPOOL_BYTES in a file
     size = length = 0  #: the body's bytes read; its Content-Length
     chunked = sized = False  #: the body is chunked; a chunk's size line was just read
     head_done = done = keep_alive = False
-    method, version = '', '1.1'
+    method = target = ''
+    version = '1.1'
+    headers: Mapping[str, str] = {}  #: by environ key (HTTP_X_TOKEN), once the head is read
     received = 0  #: when its head was read (time.monotonic_ns())
     refusal: ApiError | None = None
-
-    def __init__(self) -> None:
-        self.headers: dict[str, str] = {}  #: by environ key (HTTP_X_TOKEN); a repeat joined
-
-    def on_url(self, url: bytes) -> None:
-        self.target += url
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if b'_' not in name:  # else X_Forwarded_For would pass as X-Forwarded-For
-            key = 'HTTP_' + name.decode().upper().replace('-', '_')
-            text = value.decode('latin-1').strip()
-            self.headers[key] = f'{self.headers[key]}, {text}' if key in self.headers else text
 
     def on_headers_complete(self) -> None:
         self.head_done = True
@@ -2610,23 +2601,33 @@ class Request:
 
 
 def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
-    """A head's method, target, version and headers as sent, however malformed: for a refusal."""
+    """A head's method, target, version and headers, however malformed: headers by environ key
+    (HTTP_X_TOKEN), one sent twice joined, one named with '_' left out (else X_Forwarded_For
+    would pass as X-Forwarded-For)."""
     line, *fields = re.split(r'\r?\n', head.decode('latin-1').lstrip('\r\n'))
-    headers = {'HTTP_' + name.upper().replace('-', '_'): value.strip()
-               for name, _, value in (field.partition(':') for field in fields)}
+    headers: dict[str, str] = {}
+    for name, _, value in (field.partition(':') for field in fields if field):
+        if '_' not in name:
+            key, value = 'HTTP_' + name.upper().replace('-', '_'), value.strip()
+            headers[key] = f'{headers[key]}, {value}' if key in headers else value
     if found := REQUEST_LINE.fullmatch(line):
-        return found[1], found[2], found[3], headers
+        return found[1], found[2], found[3] or '0.9', headers
     method, _, target = re.sub(r'[ \t]+', ' ', line).rsplit(' HTTP/', 1)[0].partition(' ')
     return method, target, '', headers
 
 
-def refusal_of(target: str, version: str, headers: Mapping[str, str]) -> ApiError | None:
-    """The server's refusal of a request's head (RFC 9112), or None; the parser checks the rest."""
+def refusal_of(request: Request, error: Exception | None) -> ApiError | None:
+    """The server's refusal of a request's head, in its own words, never the parser's, or None.
+    The parser (``error``) checks the syntax; this, what the head says, by RFC 9112."""
+    target, version, headers = request.target, request.version, request.headers
     coding, length = headers.get('HTTP_TRANSFER_ENCODING'), headers.get('HTTP_CONTENT_LENGTH')
     host = headers.get('HTTP_HOST')
+    if not version:
+        return bad_request('the request is not valid HTTP: its request line must be a method, a '
+                           'target and HTTP/1.1, one space apart')
     if version not in ('1.0', '1.1'):
-        return ApiError(505, error_code_name(505),
-                        f'HTTP/{version or "0.9"} is not served here; send HTTP/1.1')
+        return ApiError(505, error_code_name(505), f'HTTP/{version} is not served here; send '
+                        'HTTP/1.1')
     if coding is not None:
         codings = [name for name in coding.replace(' ', '').lower().split(',') if name]
         if version == '1.0':
@@ -2650,29 +2651,20 @@ def refusal_of(target: str, version: str, headers: Mapping[str, str]) -> ApiErro
     try:
         if not target.startswith('/') or target.startswith('//'):  # else a path alone
             urllib.parse.urlsplit(target)
-    except ValueError as error:  # an authority such as [x
+    except ValueError as problem:  # an authority such as [x
         return bad_request(f'the request is not valid HTTP: the request target is not a URL '
-                           f'({error})')
-    too_large = length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES
-    return body_too_large() if too_large else None
-
-
-def unparsed(request: Request, error: Exception) -> ApiError:
-    """The refusal of a request the parser could not read, in the server's words, not its."""
-    method, target, version, headers = split_head(request.head)
-    if version and (refusal := refusal_of(target, version, headers)):
-        return refusal
-    if not version:
-        problem = 'its request line must be a method, a target and HTTP/1.1, one space apart'
-    elif isinstance(error, httptools.HttpParserInvalidMethodError):
-        problem = f'{printable(method[:20])!r} is not a method (they are in capitals: GET, POST)'
+                           f'({problem})')
+    if length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES:
+        return body_too_large()
+    if error is None:
+        return None
+    if isinstance(error, httptools.HttpParserInvalidMethodError):
+        problem = f'{printable(request.method[:20])!r} is not a method (they are in capitals)'
     elif isinstance(error, httptools.HttpParserInvalidURLError):
         problem = 'the request target must be a path (/v1/pets) or a URL (http://host/v1/pets)'
-    elif not request.head_done:
+    else:
         problem = ('each header line must be Name: value, end in CRLF and hold no control byte, '
                    'and a Content-Length be one number')
-    else:
-        problem = 'a chunked body is chunks, each its size in hex, CRLF, its bytes and a CRLF'
     return bad_request(f'the request is not valid HTTP: {problem}')
 
 
@@ -2780,37 +2772,42 @@ class Connection:
     def feed(self, request: Request, parser: httptools.HttpRequestParser, end: int) -> None:
         """Give the parser the buffer's first ``end`` bytes; then read the head, once whole."""
         piece, self.buffer = self.buffer[:end], self.buffer[end:]
-        head_done = request.head_done
+        head_done, error = request.head_done, None
         if not head_done:
             request.head += piece
         try:
             parser.feed_data(piece)
         except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
             pass
-        except httptools.HttpParserError as error:
-            request.refusal = unparsed(request, error)
-        if request.head_done and not head_done and request.refusal is None:
-            self.read_head(request, parser)
+        except httptools.HttpParserError as failed:
+            error = failed
+        if not head_done and (request.head_done or error):
+            self.read_head(request, parser, error)
+        elif error:
+            request.refusal = bad_request('the request is not valid HTTP: a chunked body is '
+                                          'chunks, each its size in hex, CRLF, its bytes, CRLF')
         if request.sized:  # the piece is a chunk's size line: a size too large is refused
             request.sized = False
             if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
                     SERVER_MAX_BODY_BYTES):
                 request.refusal = body_too_large()
 
-    def read_head(self, request: Request, parser: httptools.HttpRequestParser) -> None:
-        """What the head says of the body, and the refusal it earns; a 100 Continue if asked."""
+    def read_head(self, request: Request, parser: httptools.HttpRequestParser,
+                  error: Exception | None) -> None:
+        """What the head says, the refusal it earns and the body's framing; a 100 Continue."""
         request.received = time.monotonic_ns()  # when its Exchange begins
-        headers, version = request.headers, parser.get_http_version()
-        request.method, request.version = parser.get_method().decode(), version
-        request.refusal = bad_request(PLAIN_TO_TLS) if self.plain else refusal_of(
-            request.target.decode('latin-1'), version, headers)
+        request.method, request.target, request.version, headers = split_head(request.head)
+        request.headers = headers
+        request.refusal = bad_request(PLAIN_TO_TLS) if self.plain else refusal_of(request, error)
+        if request.refusal:
+            return
         connection = headers.get('HTTP_CONNECTION')
         tokens = {token.strip() for token in connection.lower().split(',')} if connection else ()
         request.keep_alive = not parser.should_upgrade() and (
-            'keep-alive' in tokens if version == '1.0' else 'close' not in tokens)
+            'keep-alive' in tokens if request.version == '1.0' else 'close' not in tokens)
         request.chunked = 'HTTP_TRANSFER_ENCODING' in headers
         request.length = int(headers.get('HTTP_CONTENT_LENGTH') or 0)
-        if request.done or request.refusal or self.buffer or version != '1.1' or headers.get(
+        if request.done or self.buffer or request.version != '1.1' or headers.get(
                 'HTTP_EXPECT', '').lower() != '100-continue':
             return
         # 100 Continue only for a key the app takes; else its 401 now, and a close: a body may come.
@@ -2823,8 +2820,8 @@ class Connection:
     def environ_of(self, request: Request) -> dict:
         """The WSGI environ (PEP 3333), a refusal's of its request line alone; a path as the
         Latin-1 text of its bytes, decoded once."""
-        method, target, headers = request.method, request.target.decode('latin-1'), request.headers
-        if request.refusal is not None:
+        method, target, headers = request.method, request.target, request.headers
+        if request.refusal is not None:  # its head may not have been read
             (method, target, version, _), headers = split_head(request.head), {}
             request.version, request.keep_alive = '1.0' if version == '1.0' else '1.1', False
         path, _, query = target.partition('?')
