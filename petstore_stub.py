@@ -2675,12 +2675,6 @@ def timeval(seconds: float) -> bytes:
     return struct.pack('ll', int(seconds), int(seconds % 1 * 1_000_000))
 
 
-@functools.lru_cache(maxsize=1)
-def http_date(second: int) -> str:
-    """The Date header's value (RFC 9110, 5.6.7), made once a second."""
-    return wsgiref.handlers.format_date_time(second)
-
-
 def bad_request(message: str) -> ApiError:
     return ApiError(400, 'bad_request', message)
 
@@ -2753,44 +2747,39 @@ class Connection:
         request = self.request = Request()
         parser = httptools.HttpRequestParser(request)
         while not (request.done or request.refusal or self.server.stopped):
-            end = request.wanted(self.buffer)
-            if not request.head_done and len(request.head) + (end or len(self.buffer)) > (
-                    HEAD_LIMIT):
+            end, head_done, error = request.wanted(self.buffer), request.head_done, None
+            if not head_done and len(request.head) + (end or len(self.buffer)) > HEAD_LIMIT:
                 request.refusal = ApiError(431, error_code_name(431), 'the request headers are '
                                            f'over {HEAD_LIMIT} bytes in all')
-            elif not end:
+                break
+            if not end:
                 if not (data := self.sock.recv(65536)):
                     return None  # an unfinished request: unanswered
                 self.buffer += data
-            else:
-                self.feed(request, parser, end)
+                continue
+            piece, self.buffer = self.buffer[:end], self.buffer[end:]
+            if not head_done:
+                request.head += piece
+            try:
+                parser.feed_data(piece)
+            except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
+                pass
+            except httptools.HttpParserError as failed:
+                error = failed
+            if not head_done and (request.head_done or error):
+                self.read_head(request, parser, error)
+            elif error:
+                request.refusal = bad_request('the request is not valid HTTP: a chunked body is '
+                                              'chunks, each its size in hex, CRLF, its bytes, CRLF')
+            if request.sized:  # the piece is a chunk's size line: a size too large is refused
+                request.sized = False
+                if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
+                        SERVER_MAX_BODY_BYTES):
+                    request.refusal = body_too_large()
         if self.plain and request.refusal:  # whatever else is wrong with it
             request.refusal = bad_request(PLAIN_TO_TLS)
         request.received = request.received or time.monotonic_ns()
         return request if request.done or request.refusal else None
-
-    def feed(self, request: Request, parser: httptools.HttpRequestParser, end: int) -> None:
-        """Give the parser the buffer's first ``end`` bytes; then read the head, once whole."""
-        piece, self.buffer = self.buffer[:end], self.buffer[end:]
-        head_done, error = request.head_done, None
-        if not head_done:
-            request.head += piece
-        try:
-            parser.feed_data(piece)
-        except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
-            pass
-        except httptools.HttpParserError as failed:
-            error = failed
-        if not head_done and (request.head_done or error):
-            self.read_head(request, parser, error)
-        elif error:
-            request.refusal = bad_request('the request is not valid HTTP: a chunked body is '
-                                          'chunks, each its size in hex, CRLF, its bytes, CRLF')
-        if request.sized:  # the piece is a chunk's size line: a size too large is refused
-            request.sized = False
-            if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
-                    SERVER_MAX_BODY_BYTES):
-                request.refusal = body_too_large()
 
     def read_head(self, request: Request, parser: httptools.HttpRequestParser,
                   error: Exception | None) -> None:
@@ -2799,16 +2788,14 @@ class Connection:
         request.method, request.target, request.version, headers = split_head(request.head)
         request.headers = headers
         request.refusal = bad_request(PLAIN_TO_TLS) if self.plain else refusal_of(request, error)
-        if request.refusal:
-            return
         connection = headers.get('HTTP_CONNECTION')
         tokens = {token.strip() for token in connection.lower().split(',')} if connection else ()
         request.keep_alive = not parser.should_upgrade() and (
             'keep-alive' in tokens if request.version == '1.0' else 'close' not in tokens)
         request.chunked = 'HTTP_TRANSFER_ENCODING' in headers
-        request.length = int(headers.get('HTTP_CONTENT_LENGTH') or 0)
-        if request.done or self.buffer or request.version != '1.1' or headers.get(
-                'HTTP_EXPECT', '').lower() != '100-continue':
+        request.length = parse_whole_number(headers.get('HTTP_CONTENT_LENGTH') or '0') or 0
+        if request.done or request.refusal or self.buffer or request.version != '1.1' or (
+                headers.get('HTTP_EXPECT', '').lower() != '100-continue'):
             return
         # 100 Continue only for a key the app takes; else its 401 now, and a close: a body may come.
         if request.method in ('GET', 'HEAD') or self.server.app.accepts_key(
@@ -2861,7 +2848,8 @@ class Connection:
             length = dict(fields).get('Content-Length')
             keep = request.keep_alive and not self.server.stopped and (
                 length is not None or status[:3] in ('204', '304'))  # else its end is the close
-            fields += [('Server', 'petstore-stub'), ('Date', http_date(int(time.time())))]
+            fields += [('Server', 'petstore-stub'),
+                       ('Date', wsgiref.handlers.format_date_time(time.time()))]
             if not keep:
                 fields.append(('Connection', 'close'))
             elif request.version == '1.0':
@@ -2911,9 +2899,8 @@ class Connection:
                 socket.socket.shutdown(self.sock, how)
 
     def close(self, how: str) -> None:
-        """A FIN, after TLS's close_notify (the answer's end, not a cut) but for a drop fault;
-        what the client still sends is then read for 2 s, so that no RST cuts its answer short.
-        A reset fault: an RST."""
+        """A FIN, after TLS's close_notify but for a drop fault; for a reset fault, an RST. What
+        the client still sends is read for 2 s, so that no RST cuts its answer short."""
         with contextlib.suppress(OSError, ValueError):
             if how == 'reset':
                 self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
