@@ -2703,7 +2703,7 @@ class Connection:
             # Blocking, with the kernel's timeouts: a read or a write is one system call, not a
             # poll() first, each a turn of the threads' lock when many connections run.
             self.sock.setblocking(True)
-            for option, seconds in ((socket.SO_RCVTIMEO, IDLE_SECONDS),
+            for option, seconds in ((socket.SO_RCVTIMEO, self.server.idle_timeout),
                                     (socket.SO_SNDTIMEO, self.server.send_timeout)):
                 self.sock.setsockopt(socket.SOL_SOCKET, option, timeval(seconds))
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -2733,6 +2733,7 @@ class Connection:
         if first != b'\x16':  # not a handshake: a method, or blank lines, or no HTTP at all
             self.plain = True
             return bool(first) and (first.isalpha() or first in b'\r\n')
+        self.timed(self.server.idle_timeout)  # for the handshake, and each read after
         try:
             self.sock = self.server.tls.context.wrap_socket(self.sock, server_side=True)
         except OSError as error:  # a client that speaks no TLS the stub takes, or distrusts it
@@ -2857,10 +2858,12 @@ class Connection:
             fields.sort(key=operator.itemgetter(0))  # a repeated name kept in its order
             lines = [f'HTTP/{request.version} {status}', *map(': '.join, fields), '', '']
             data, size = '\r\n'.join(lines).encode('latin-1'), 0
+            self.timed(self.server.send_timeout)
             for piece in body:  # its one piece; or a slow fault's, as each drips
                 self.send(data + piece)
                 data, size = b'', size + len(piece)
             self.send(data)
+            self.timed(self.server.idle_timeout)
             # Shorter than its Content-Length (a truncate fault): the close shows the cut.
             whole = environ['REQUEST_METHOD'] == 'HEAD' or length in (None, str(size))
             return 'keep' if keep and whole else 'close'
@@ -2877,12 +2880,17 @@ class Connection:
         while view:
             try:
                 view = view[self.sock.send(view):]
-            except (BlockingIOError, ssl.SSLWantWriteError):  # the send timeout
+            except (BlockingIOError, TimeoutError):  # the send timeout
                 if unsent - (unsent := self.unsent()) < 16_384:
                     raise
                 continue
             if view:  # the kernel holds all it takes: what the client reads counts from here
                 unsent = self.unsent()
+
+    def timed(self, seconds: float) -> None:
+        """Python's timeout, on the HTTPS port: TLS reads and writes go on past SO_RCVTIMEO."""
+        if self.server.tls is not None:
+            self.sock.settimeout(seconds)
 
     def unsent(self) -> int:
         """What the kernel holds for the client, sent or not, that it has yet to take (Linux)."""
@@ -2925,9 +2933,9 @@ class StubServer(Controls):
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0, *,
                  tls: Tls | None = None, ca_file: str | os.PathLike | None = None,
-                 send_timeout: float = 10.0) -> None:
+                 send_timeout: float = 10.0, idle_timeout: float = IDLE_SECONDS) -> None:
         self.app, self.host, self.port = app, host, port
-        self.send_timeout = send_timeout
+        self.send_timeout, self.idle_timeout = send_timeout, idle_timeout
         self.store, self.faults, self.fence, self.journal = (app.store, app.faults, app.fence,
                                                              app.journal)
         self.api_keys, self.base_path, self.api_key = app.api_keys, app.base_path, app.api_keys[0]

@@ -13,6 +13,7 @@ import re
 import resource
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -175,6 +176,27 @@ def test_a_new_client_is_served_while_500_idle_and_100_slow_connections_are_open
         server.stop(signal.SIGTERM)
 
 
+@pytest.mark.slow
+def test_past_the_connection_limit_a_new_connection_waits_for_one_to_close():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2200:
+        pytest.skip(f'this process may open {hard} files; the test holds 2,000 sockets')
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(4096, hard)), hard))
+    with stub.serve() as server:
+        crowd = [socket.create_connection(('127.0.0.1', server.port), timeout=10)
+                 for _ in range(stub.CONNECTION_LIMIT)]
+        wait_until(lambda: len(server._connections) == stub.CONNECTION_LIMIT)
+        with socket.create_connection(('127.0.0.1', server.port), timeout=0.5) as waiting:
+            waiting.sendall(GET_PETS + b'\r\n')  # taken by the kernel's backlog, not the stub
+            with pytest.raises(TimeoutError):
+                waiting.recv(1)
+            crowd.pop().close()
+            waiting.settimeout(10)
+            assert waiting.recv(12) == b'HTTP/1.1 200'
+        for connection in crowd:
+            connection.close()
+
+
 # -- raw bytes on a socket ------------------------------------------------------------
 
 GET_PETS = (b'GET /v1/pets HTTP/1.1\r\nHost: localhost\r\n'
@@ -268,6 +290,22 @@ RAW_REQUESTS = [
                  id='an empty Transfer-Encoding'),
     pytest.param(b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 505, 'http_version_not_supported',
                  id="HTTP/2's preface"),
+    pytest.param(post_with(b'Transfer-Encoding: chunked, chunked\r\n', b'2\r\n{}\r\n0\r\n\r\n'),
+                 400, 'bad_request', id='chunked twice in one header'),
+    pytest.param(post_with(b'Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n',
+                           b'2\r\n{}\r\n0\r\n\r\n'), 400, 'bad_request', id='chunked in two headers'),
+    pytest.param(post_with(b'Transfer-Encoding: chunked, gzip\r\n', b'{}'), 400, 'bad_request',
+                 id='chunked, then a coding'),
+    pytest.param(post_with(b'Transfer-Encoding: gzip, chunked\r\n', b'2\r\n{}\r\n0\r\n\r\n'),
+                 501, 'not_implemented', id='a coding, then chunked'),
+    pytest.param(GET_PETS.replace(b'GET', b'FOO') + b'\r\n', 400, 'bad_request',
+                 id='a method HTTP does not define'),
+    pytest.param(GET_PETS.replace(b'GET ', b'GET  ') + b'\r\n', 400, 'bad_request',
+                 id='two spaces after the method'),
+    pytest.param(GET_PETS.replace(b' HTTP/1.1', b'') + b'\r\n', 505, 'http_version_not_supported',
+                 id='HTTP/0.9, no version'),
+    pytest.param(GET_PETS + b'X: a\rb\r\n\r\n', 400, 'bad_request', id='a bare CR in a value'),
+    pytest.param(GET_PETS + b'X: 1\r\n folded\r\n\r\n', 400, 'bad_request', id='a folded line'),
 ]
 
 
@@ -355,6 +393,117 @@ def test_a_request_that_is_not_valid_http_is_journalled_as_refused_as_malformed(
         'GET', '/v1/pets', 'status=sold out', 400)
     assert entry['error']['code'] == 'bad_request'
     assert stub.is_refused_as_malformed(entry)  # so the guard fails a test that sent it
+
+
+# -- the wire: framing, keep-alive, the target's host ---------------------------------
+
+def answers(port: int, raw: bytes) -> list[tuple[int, dict[str, str], bytes]]:
+    """Each answer to ``raw``, in order, until the stub closes the connection."""
+    with socket.create_connection(('127.0.0.1', port), timeout=10) as connection:
+        connection.sendall(raw)
+        stream, found = connection.makefile('rb'), []
+        while status_line := stream.readline():
+            headers = dict(line.decode().rstrip('\r\n').split(': ', 1)
+                           for line in iter(stream.readline, b'\r\n'))
+            found.append((int(status_line.split()[1]), headers,
+                          stream.read(int(headers.get('Content-Length', 0)))))
+    return found
+
+
+def test_pipelined_requests_are_answered_in_order_and_the_last_closes(server):
+    raw = b''.join(GET_PETS.replace(b'/v1/pets', path) + b'\r\n' for path in (
+        b'/v1/pets/2', b'/v1/pets/999', b'/v1/pets?limit=1')) + GET_PETS.replace(
+            b'/v1/pets', b'/v1/pets/3') + b'Connection: close\r\n\r\n'
+    found = answers(server.port, raw)
+    assert [status for status, _, _ in found] == [200, 404, 200, 200]
+    pets = [json.loads(body) for _, _, body in found]
+    assert (pets[0]['id'], len(pets[2]), pets[3]['id']) == (2, 1, 3)
+    assert found[-1][1]['Connection'] == 'close'
+
+
+def test_http_1_0_keeps_its_connection_only_when_it_asks_to():
+    with stub.serve(fixtures=True) as server:
+        kept = (b'GET /v1/pets/1 HTTP/1.0\r\nConnection: keep-alive\r\n'
+                b'Authorization: Bearer petstore-demo-key\r\n\r\n')
+        found = answers(server.port, kept * 2 + kept.replace(b'keep-alive', b'close'))
+        assert [(status, headers.get('Connection')) for status, headers, _ in found] == [
+            (200, 'Keep-Alive'), (200, 'Keep-Alive'), (200, 'close')]
+        assert len(answers(server.port, kept.replace(b'Connection: keep-alive\r\n', b'') * 2)) == 1
+
+
+@pytest.mark.parametrize('name', ['Authori_zation', 'X_Forwarded_For', 'X-Forwarded_For'])
+def test_a_header_whose_name_holds_an_underscore_is_left_out(name):
+    with stub.serve(fixtures=True, allowed_hosts=None) as server:
+        server.app.trust_proxy = True
+        raw = (f'GET /v1/pets/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{name}: '
+               'Bearer petstore-demo-key\r\n').encode()
+        status, _, _ = exchange(server.port, raw + b'\r\n')
+        entry = server.requests[-1]
+    assert status == 401  # no key: an Authori_zation is no Authorization
+    assert not any('_' in header or header == name.replace('_', '-')
+                   for header in entry['headers'])
+
+
+def test_a_header_sent_twice_reaches_the_app_as_one_joined_by_a_comma(server):
+    exchange(server.port, GET_PETS + b'X-Trace: a\r\nX-Trace: b\r\nConnection: close\r\n\r\n')
+    assert server.requests[-1]['headers']['X-Trace'] == 'a, b'
+
+
+@pytest.mark.parametrize('target, host, status', [
+    pytest.param(b'http://evil.example/v1/pets', b'localhost', 421, id='a foreign target host'),
+    pytest.param(b'http://localhost/v1/pets', b'evil.example', 200, id='a foreign Host header'),
+])
+def test_an_absolute_target_names_the_host_the_host_check_reads(server, target, host, status):
+    raw = GET_PETS.replace(b'/v1/pets', target).replace(b'Host: localhost', b'Host: ' + host)
+    assert exchange(server.port, raw + b'Connection: close\r\n\r\n')[0] == status
+
+
+def test_an_upgrade_is_answered_as_http_1_1_then_closed(server):
+    raw = GET_PETS + b'Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n' + GET_PETS + b'\r\n'
+    assert [status for status, _, _ in answers(server.port, raw)] == [200]
+
+
+def test_a_body_past_the_spool_size_reaches_the_app_whole_from_a_file():
+    with stub.serve() as server:
+        name = 'n' * 700_000  # past 512 KiB: it waits in a temporary file, not in memory
+        status, pet = call_once(server.url, 'POST', '/v1/pets', {'name': name, 'categoryId': 1})
+    assert (status, pet['name']) == (201, name)
+
+
+def test_a_silent_connection_and_an_unfinished_head_are_closed_at_the_idle_timeout():
+    app = stub.create_stub()
+    with stub.StubServer(app, idle_timeout=0.3) as server:
+        silent = socket.create_connection(('127.0.0.1', server.port), timeout=10)
+        unfinished = socket.create_connection(('127.0.0.1', server.port), timeout=10)
+        unfinished.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: x\r\n')
+        started = time.monotonic()
+        assert (silent.recv(1), unfinished.recv(1)) == (b'', b'')  # closed, unanswered
+        assert time.monotonic() - started < 5  # by the timeout, not the 10 s of this client
+        assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
+        silent.close()
+        unfinished.close()
+
+
+def test_a_port_just_served_on_is_taken_again_at_once():
+    with stub.serve() as first:
+        assert call_once(first.url, 'GET', '/v1/pets')[0] == 200  # a connection left in TIME_WAIT
+    with stub.StubServer(stub.create_stub(), port=first.port) as second:
+        assert call_once(second.url, 'GET', '/v1/pets')[0] == 200
+
+
+def test_at_run_time_the_module_imports_only_the_standard_library_and_its_packages():
+    code = ('import sys, urllib.request\n'
+            'before = set(sys.modules)\n'
+            'import petstore_stub as stub\n'
+            'with stub.serve() as server:\n'
+            '    request = urllib.request.Request(server.url + "/pets", headers=server.headers)\n'
+            '    assert urllib.request.urlopen(request).status == 200\n'
+            'print(*sorted({name.partition(".")[0] for name, module in sys.modules.items()\n'
+            '               if name not in before and getattr(module, "__file__", None)}\n'
+            '              - set(sys.stdlib_module_names)))')  # a file: not Cython's own
+    found = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert found == ['bottle', 'httptools', 'petstore_stub', 'tinydb']
 
 
 # -- protocol errors: CORS, the access log ------------------------------------------

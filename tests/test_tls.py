@@ -25,7 +25,7 @@ import trustme
 import petstore_stub as stub
 from conftest import AUTH, KEY, StubProcess, gone_pid, port_of, wait_until
 from test_faults import RAISES as OVER_HTTP
-from test_server import exchange
+from test_server import PIPELINED_LISTS, exchange
 
 pytest_plugins = ['pytester']
 
@@ -380,6 +380,27 @@ def test_a_silent_connection_and_a_handshake_sent_a_byte_at_a_time_block_nobody(
         started = time.monotonic()
         assert with_requests(server)[0] == 200
         assert time.monotonic() - started < 2
+
+
+def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_over_https():
+    app = stub.create_stub()
+    for category in range(17):  # a list answer of 17 MB, more than the kernel holds for it
+        app.add_pet('x' * 1_000_000, category)
+    with stub.StubServer(app, tls=stub.Tls(), send_timeout=1) as server:
+        with tls_socket(server) as stalled:
+            stalled.sendall(PIPELINED_LISTS)  # and never reads
+            wait_until(lambda: len(app.requests) == 1)
+            wait_until(lambda: not server._connections)  # closed: it took nothing
+
+
+def test_a_handshake_never_finished_is_closed_at_the_idle_timeout():
+    hello = client_hello(ssl.create_default_context())
+    with stub.StubServer(stub.create_stub(), tls=stub.Tls(), idle_timeout=0.3) as server:
+        with socket.create_connection(('127.0.0.1', server.port), timeout=10) as stalled:
+            stalled.sendall(hello[:len(hello) // 2])  # and never the rest
+            started = time.monotonic()
+            assert stalled.recv(1) == b''  # closed, with no alert
+            assert time.monotonic() - started < 5  # by the timeout, not the 10 s of this client
 
 
 @pytest.mark.slow
