@@ -112,7 +112,7 @@ __all__ = [
     'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
     'serve']
 
-__version__ = '2.0.0'
+__version__ = '3.0.0'
 
 
 # =============================================================================
@@ -2564,6 +2564,7 @@ class Request:
     body: IO[bytes] | None = None  #: in memory, or past SPOOL_BYTES in a file
     size = length = 0  #: the body's bytes read; its Content-Length
     chunked = sized = False  #: the body is chunked; a chunk's size line was just read
+    lines = chunk_left = 0  #: the bytes read line by line (head, size lines, trailers); a chunk's
     head_done = done = keep_alive = False
     method = target = ''
     version = '1.1'
@@ -2588,16 +2589,16 @@ class Request:
 
     def wanted(self, data: bytes) -> int:
         """How much of ``data`` the parser may read: never past this request's end (a blank line
-        after the head, a Content-Length's last byte, or a CRLF of a chunked body's), so that the
-        next request's bytes stay where they are."""
+        after the head, a Content-Length's last byte, a chunked body's last CRLF), so that the
+        next request's bytes stay where they are; a chunk's bytes at once, a size line whole."""
         if self.head_done and not self.chunked:
             return min(len(data), self.length - self.size)
+        if self.chunk_left:
+            return min(len(data), self.chunk_left)
         delimiter = b'\r\n' if self.head_done else b'\r\n\r\n'
         if (end := data.find(delimiter)) >= 0:
             return end + len(delimiter)
-        if self.head_done and len(data) < 4096:
-            return 0  # a chunk's size line is read whole, for its size
-        return len(data.rstrip(b'\r\n'))  # all but what may begin the end
+        return 0 if self.head_done else len(data.rstrip(b'\r\n'))  # all but what may begin the end
 
 
 def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
@@ -2608,7 +2609,7 @@ def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
     headers: dict[str, str] = {}
     for name, _, value in (field.partition(':') for field in fields if field):
         if '_' not in name:
-            key, value = 'HTTP_' + name.upper().replace('-', '_'), value.strip()
+            key, value = 'HTTP_' + name.upper().replace('-', '_'), value.strip(' \t')
             headers[key] = f'{headers[key]}, {value}' if key in headers else value
     if found := REQUEST_LINE.fullmatch(line):
         return found[1], found[2], found[3] or '0.9', headers
@@ -2643,17 +2644,22 @@ def refusal_of(request: Request, error: Exception | None) -> ApiError | None:
                             f'chunked; got {printable(coding[:60])!r}')
     if (host is None and version == '1.1') or (host is not None and ',' in host):
         return bad_request('send one Host header (an HTTP/1.1 request must)')  # twice: joined
-    if host is not None and not HOST_PATTERN.fullmatch(host):
+    if host is not None and ((found := HOST_PATTERN.fullmatch(host)) is None
+                             or int(found['port'] or 0) > 65535):
         return bad_request('the Host header must be a host name, with a port if any; '
                            f'got {without_credentials(host[:60])!r}')
     if not TARGET.fullmatch(target):
         return bad_request('the request target holds a character no URL may hold as it is')
+    absolute = not target.startswith(('/', '*'))  # the absolute form (RFC 9112, 3.2)
     try:
-        if not target.startswith('/') or target.startswith('//'):  # else a path alone
-            urllib.parse.urlsplit(target)
+        parts = urllib.parse.urlsplit(target) if absolute or target.startswith('//') else None
     except ValueError as problem:  # an authority such as [x
         return bad_request(f'the request is not valid HTTP: the request target is not a URL '
                            f'({problem})')
+    if target == '*' and request.method != 'OPTIONS' or absolute and (
+            parts.scheme not in ('http', 'https') or not parts.hostname):
+        return bad_request('the request target must be a path, or an http:// or https:// URL '
+                           'with a host; * goes with OPTIONS alone')
     if length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES:
         return body_too_large()
     if error is None:
@@ -2734,8 +2740,10 @@ class Connection:
             self.plain = True
             return bool(first) and (first.isalpha() or first in b'\r\n')
         self.timed(self.server.idle_timeout)  # for the handshake, and each read after
-        try:
-            self.sock = self.server.tls.context.wrap_socket(self.sock, server_side=True)
+        try:  # on self.sock while under way: a stop can shut it down
+            self.sock = self.server.tls.context.wrap_socket(self.sock, server_side=True,
+                                                            do_handshake_on_connect=False)
+            self.sock.do_handshake()
         except OSError as error:  # a client that speaks no TLS the stub takes, or distrusts it
             log = self.server.app.access_log
             if log is not None and (reason := getattr(error, 'reason', None)):
@@ -2749,9 +2757,13 @@ class Connection:
         parser = httptools.HttpRequestParser(request)
         while not (request.done or request.refusal or self.server.stopped):
             end, head_done, error = request.wanted(self.buffer), request.head_done, None
-            if not head_done and len(request.head) + (end or len(self.buffer)) > HEAD_LIMIT:
+            # Lines: the head, or a chunked body's size lines and trailers; 256 KiB of them.
+            by_line = not head_done or request.chunked and not request.chunk_left
+            if by_line and request.lines + (end or len(self.buffer)) > HEAD_LIMIT:
                 request.refusal = ApiError(431, error_code_name(431), 'the request headers are '
-                                           f'over {HEAD_LIMIT} bytes in all')
+                                           f'over {HEAD_LIMIT} bytes in all') if not head_done \
+                    else ApiError(413, 'payload_too_large', "a chunked body's size lines and "
+                                  f'trailers are over {HEAD_LIMIT} bytes in all')
                 break
             if not end:
                 if not (data := self.sock.recv(65536)):
@@ -2759,6 +2771,10 @@ class Connection:
                 self.buffer += data
                 continue
             piece, self.buffer = self.buffer[:end], self.buffer[end:]
+            if by_line:
+                request.lines += len(piece)
+            elif request.chunked:
+                request.chunk_left -= len(piece)
             if not head_done:
                 request.head += piece
             try:
@@ -2772,10 +2788,10 @@ class Connection:
             elif error:
                 request.refusal = bad_request('the request is not valid HTTP: a chunked body is '
                                               'chunks, each its size in hex, CRLF, its bytes, CRLF')
-            if request.sized:  # the piece is a chunk's size line: a size too large is refused
-                request.sized = False
-                if request.size + int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16) > (
-                        SERVER_MAX_BODY_BYTES):
+            if request.sized:  # the piece is a chunk's size line, whole: a size too large, a 413
+                size = int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16)
+                request.sized, request.chunk_left = False, size and size + 2  # and its CRLF
+                if request.size + size > SERVER_MAX_BODY_BYTES:
                     request.refusal = body_too_large()
         if self.plain and request.refusal:  # whatever else is wrong with it
             request.refusal = bad_request(PLAIN_TO_TLS)
@@ -2795,6 +2811,9 @@ class Connection:
             'keep-alive' in tokens if request.version == '1.0' else 'close' not in tokens)
         request.chunked = 'HTTP_TRANSFER_ENCODING' in headers
         request.length = parse_whole_number(headers.get('HTTP_CONTENT_LENGTH') or '0') or 0
+        if parser.should_upgrade() and (request.chunked or request.length) and not request.refusal:
+            request.refusal = bad_request('the stub speaks HTTP/1.1 alone: send a request with a '
+                                          'body without Upgrade')  # the parser would skip it
         if request.done or request.refusal or self.buffer or request.version != '1.1' or (
                 headers.get('HTTP_EXPECT', '').lower() != '100-continue'):
             return
@@ -2810,8 +2829,8 @@ class Connection:
         Latin-1 text of its bytes, decoded once."""
         method, target, headers = request.method, request.target, request.headers
         if request.refusal is not None:  # its head may not have been read
-            (method, target, version, _), headers = split_head(request.head), {}
-            request.version, request.keep_alive = '1.0' if version == '1.0' else '1.1', False
+            (method, target, request.version, _), headers = split_head(request.head), {}
+            request.keep_alive = False
         path, _, query = target.partition('?')
         if not path.startswith('/'):  # the absolute form: its host, not Host's (RFC 9112, 3.2.2)
             with contextlib.suppress(ValueError):
@@ -2856,10 +2875,13 @@ class Connection:
             elif request.version == '1.0':
                 fields.append(('Connection', 'Keep-Alive'))
             fields.sort(key=operator.itemgetter(0))  # a repeated name kept in its order
-            lines = [f'HTTP/{request.version} {status}', *map(': '.join, fields), '', '']
+            lines = [f'HTTP/1.1 {status}', *map(': '.join, fields), '', '']  # RFC 9110, 6.2
             data, size = '\r\n'.join(lines).encode('latin-1'), 0
             self.timed(self.server.send_timeout)
             for piece in body:  # its one piece; or a slow fault's, as each drips
+                if len(piece) > 65536:  # not copied behind the head
+                    self.send(data)
+                    data = b''
                 self.send(data + piece)
                 data, size = b'', size + len(piece)
             self.send(data)
@@ -3166,8 +3188,8 @@ def build_parser() -> argparse.ArgumentParser:
     add('--show-credentials', action='store_true',
         help='journal and log credentials as sent, unmasked (to debug on your own machine)')
     add('--send-timeout', type=send_seconds, default=10.0, metavar='SECONDS',
-        help='close a connection whose client takes no byte of its answers for SECONDS while '
-             'a worker waits on it (default: %(default)g)')
+        help='close a connection whose client takes under 16 KiB of its answer in SECONDS '
+             '(default: %(default)g)')
     add('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
 

@@ -293,7 +293,8 @@ RAW_REQUESTS = [
     pytest.param(post_with(b'Transfer-Encoding: chunked, chunked\r\n', b'2\r\n{}\r\n0\r\n\r\n'),
                  400, 'bad_request', id='chunked twice in one header'),
     pytest.param(post_with(b'Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n',
-                           b'2\r\n{}\r\n0\r\n\r\n'), 400, 'bad_request', id='chunked in two headers'),
+                           b'2\r\n{}\r\n0\r\n\r\n'), 400, 'bad_request',
+                 id='chunked in two headers'),
     pytest.param(post_with(b'Transfer-Encoding: chunked, gzip\r\n', b'{}'), 400, 'bad_request',
                  id='chunked, then a coding'),
     pytest.param(post_with(b'Transfer-Encoding: gzip, chunked\r\n', b'2\r\n{}\r\n0\r\n\r\n'),
@@ -305,6 +306,25 @@ RAW_REQUESTS = [
     pytest.param(GET_PETS.replace(b' HTTP/1.1', b'') + b'\r\n', 505, 'http_version_not_supported',
                  id='HTTP/0.9, no version'),
     pytest.param(GET_PETS + b'X: a\rb\r\n\r\n', 400, 'bad_request', id='a bare CR in a value'),
+    pytest.param(post_with(b'Transfer-Encoding: chunked\r\n', b'0' * 5000 + b'4000001\r\n{"n'),
+                 413, 'payload_too_large', id='a chunk size past the limit, after 5,000 zeros'),
+    pytest.param(post_with(b'Transfer-Encoding: chunked\r\n', b'2;' + b'e' * 300_000), 413,
+                 'payload_too_large', id='a chunk size line of 300 KB'),
+    pytest.param(post_with(b'Transfer-Encoding: chunked\r\n', b'2\r\n{}\r\n0\r\n'
+                           + b'X-T: a\r\n' * 40_000 + b'\r\n'), 413, 'payload_too_large',
+                 id='trailers of 320 KB'),
+    pytest.param(GET_PETS.replace(b'/v1/pets', b'http:///v1/pets') + b'\r\n', 400, 'bad_request',
+                 id='an absolute target with no host'),
+    pytest.param(GET_PETS.replace(b'/v1/pets', b'ftp://localhost/v1/pets') + b'\r\n', 400,
+                 'bad_request', id='an absolute target not http'),
+    pytest.param(GET_PETS.replace(b'/v1/pets', b'*') + b'\r\n', 400, 'bad_request',
+                 id='* for a GET'),
+    pytest.param(b'CONNECT localhost:443 HTTP/1.1\r\nHost: localhost\r\n\r\n', 400, 'bad_request',
+                 id='CONNECT'),
+    pytest.param(GET_PETS.replace(b'Host: localhost', b'Host: localhost:99999') + b'\r\n', 400,
+                 'bad_request', id='a Host port past 65535'),
+    pytest.param(post_with(b'Content-Length: 2\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n', b'{}'),
+                 400, 'bad_request', id='an upgrade with a body'),
     pytest.param(GET_PETS + b'X: 1\r\n folded\r\n\r\n', 400, 'bad_request', id='a folded line'),
 ]
 
@@ -428,6 +448,9 @@ def test_http_1_0_keeps_its_connection_only_when_it_asks_to():
         found = answers(server.port, kept * 2 + kept.replace(b'keep-alive', b'close'))
         assert [(status, headers.get('Connection')) for status, headers, _ in found] == [
             (200, 'Keep-Alive'), (200, 'Keep-Alive'), (200, 'close')]
+        with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
+            connection.sendall(kept)
+            assert connection.recv(17) == b'HTTP/1.1 200 OK\r\n'  # its own (RFC 9110, 6.2)
         assert len(answers(server.port, kept.replace(b'Connection: keep-alive\r\n', b'') * 2)) == 1
 
 
@@ -442,6 +465,23 @@ def test_a_header_whose_name_holds_an_underscore_is_left_out(name):
     assert status == 401  # no key: an Authori_zation is no Authorization
     assert not any('_' in header or header == name.replace('_', '-')
                    for header in entry['headers'])
+
+
+def test_a_trailer_is_no_header(server):
+    raw = (b'POST /v1/pets HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n'
+           b'Transfer-Encoding: chunked\r\n\r\n21\r\n{"name":"Trailer","categoryId":1}\r\n0\r\n'
+           b'Authorization: Bearer petstore-demo-key\r\n\r\n')
+    before = server.app.store.list_json(100)
+    status, _, payload = exchange(server.port, raw)
+    assert (status, json.loads(payload)['code']) == (401, 'unauthorized')
+    assert server.app.store.list_json(100) == before
+
+
+@pytest.mark.parametrize('value', [b'Bearer petstore-demo-key\xa0',
+                                   b'\x85Bearer petstore-demo-key'])
+def test_a_header_value_loses_spaces_and_tabs_around_it_and_nothing_else(server, value):
+    raw = GET_PETS.replace(b'Bearer petstore-demo-key', value) + b'Connection: close\r\n\r\n'
+    assert exchange(server.port, raw)[0] == 401
 
 
 def test_a_header_sent_twice_reaches_the_app_as_one_joined_by_a_comma(server):

@@ -403,6 +403,17 @@ def test_a_handshake_never_finished_is_closed_at_the_idle_timeout():
             assert time.monotonic() - started < 5  # by the timeout, not the 10 s of this client
 
 
+def test_a_stop_closes_a_connection_whose_handshake_is_under_way():
+    hello = client_hello(ssl.create_default_context())
+    server = stub.StubServer(stub.create_stub(), tls=stub.Tls()).start()
+    with socket.create_connection(('127.0.0.1', server.port), timeout=10) as stalled:
+        stalled.sendall(hello[:len(hello) // 2])
+        wait_until(lambda: server._connections)
+        server.stop()
+        assert not server._connections  # its thread ended, not left in the handshake for 120 s
+        answer(stalled)  # closed (after an alert), not left to this client's timeout
+
+
 @pytest.mark.slow
 def test_a_new_client_is_served_while_500_idle_and_100_slow_handshakes_are_open():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
