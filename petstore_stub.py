@@ -2631,11 +2631,8 @@ def refusal_of(request: Request, error: Exception | None) -> ApiError | None:
                         'HTTP/1.1')
     if coding is not None:
         codings = [name for name in coding.replace(' ', '').lower().split(',') if name]
-        if version == '1.0':
-            return bad_request('an HTTP/1.0 request cannot use Transfer-Encoding')
-        # RFC 9112 (6.1) lets a server refuse this pair: it can smuggle a request past a proxy.
-        if length is not None:
-            return bad_request('a request gives Content-Length or Transfer-Encoding, not both')
+        if version == '1.0' or length is not None:  # which can smuggle a request (RFC 9112, 6.1)
+            return bad_request('Transfer-Encoding goes with neither Content-Length nor HTTP/1.0')
         if not codings or codings.count('chunked') > 1 or 'chunked' in codings[:-1]:
             return bad_request('the Transfer-Encoding header must name chunked, once and last; '
                                f'got {printable(coding[:60])!r}')
@@ -2731,7 +2728,8 @@ class Connection:
             if self.request is not None and self.request.body is not None:
                 self.request.body.close()  # one the client or a stop cut short
             self.close(how)
-            self.server.forget(self)
+            self.server.connections.discard(self)
+            self.server.slots.release()
 
     def start_tls(self) -> bool:
         """Over TLS, or plain HTTP (read for its 400), as the first byte says; else False."""
@@ -2739,7 +2737,8 @@ class Connection:
         if first != b'\x16':  # not a handshake: a method, or blank lines, or no HTTP at all
             self.plain = True
             return bool(first) and (first.isalpha() or first in b'\r\n')
-        self.timed(self.server.idle_timeout)  # for the handshake, and each read after
+        # Python's timeouts here: SSL's reads and writes go on past SO_RCVTIMEO's.
+        self.sock.settimeout(self.server.idle_timeout)
         try:  # on self.sock while under way: a stop can shut it down
             self.sock = self.server.tls.context.wrap_socket(self.sock, server_side=True,
                                                             do_handshake_on_connect=False)
@@ -2877,7 +2876,8 @@ class Connection:
             fields.sort(key=operator.itemgetter(0))  # a repeated name kept in its order
             lines = [f'HTTP/1.1 {status}', *map(': '.join, fields), '', '']  # RFC 9110, 6.2
             data, size = '\r\n'.join(lines).encode('latin-1'), 0
-            self.timed(self.server.send_timeout)
+            if self.server.tls is not None:
+                self.sock.settimeout(self.server.send_timeout)
             for piece in body:  # its one piece; or a slow fault's, as each drips
                 if len(piece) > 65536:  # not copied behind the head
                     self.send(data)
@@ -2885,7 +2885,8 @@ class Connection:
                 self.send(data + piece)
                 data, size = b'', size + len(piece)
             self.send(data)
-            self.timed(self.server.idle_timeout)
+            if self.server.tls is not None:
+                self.sock.settimeout(self.server.idle_timeout)
             # Shorter than its Content-Length (a truncate fault): the close shows the cut.
             whole = environ['REQUEST_METHOD'] == 'HEAD' or length in (None, str(size))
             return 'keep' if keep and whole else 'close'
@@ -2908,11 +2909,6 @@ class Connection:
                 continue
             if view:  # the kernel holds all it takes: what the client reads counts from here
                 unsent = self.unsent()
-
-    def timed(self, seconds: float) -> None:
-        """Python's timeout, on the HTTPS port: TLS reads and writes go on past SO_RCVTIMEO."""
-        if self.server.tls is not None:
-            self.sock.settimeout(seconds)
 
     def unsent(self) -> int:
         """What the kernel holds for the client, sent or not, that it has yet to take (Linux)."""
@@ -2963,12 +2959,11 @@ class StubServer(Controls):
         self.api_keys, self.base_path, self.api_key = app.api_keys, app.base_path, app.api_keys[0]
         self.tls, self.ca_file = tls, None if ca_file is None else Path(ca_file)
         self.stopped = False  #: set by stop(): no connection takes another request
+        self.connections: set[Connection] = set()  #: those open; a Connection leaves on its close
+        self.slots = threading.Semaphore(CONNECTION_LIMIT)  #: one for each connection that may open
         self._ca_written: str | None = None
         self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
-        self._connections: set[Connection] = set()
-        self._lock = threading.Lock()  #: for _connections
-        self._slots = threading.Semaphore(CONNECTION_LIMIT)
         self._stopping = threading.Lock()  #: taken by the first stop(), and kept
 
     @property
@@ -3035,27 +3030,21 @@ class StubServer(Controls):
         """Accept connections until stop(), each served in a thread of its own."""
         try:
             while not self.stopped:
-                if not self._slots.acquire(timeout=1.0):  # at the limit, new connections wait
+                if not self.slots.acquire(timeout=1.0):  # at the limit, new connections wait
                     continue
                 try:
                     sock, address = self._listener.accept()
                 except OSError as error:  # none came; stop() closed it; no descriptor is free
-                    self._slots.release()
+                    self.slots.release()
                     if not isinstance(error, TimeoutError):
                         time.sleep(0.01)
                     continue
                 connection = Connection(self, sock, address)
-                with self._lock:
-                    self._connections.add(connection)
+                self.connections.add(connection)
                 connection.thread.start()
         except BaseException as error:
             self.app.errors.append(without_frames(error))
             raise
-
-    def forget(self, connection: Connection) -> None:
-        with self._lock:
-            self._connections.discard(connection)
-        self._slots.release()
 
     def stop(self) -> None:
         """Stop accepting; let each connection finish the answer it is sending (5 s at most),
@@ -3072,8 +3061,7 @@ class StubServer(Controls):
             self._listener.close()
             if self._thread not in (None, threading.current_thread()):
                 self._thread.join(timeout=5)
-        with self._lock:
-            connections = list(self._connections)
+        connections = list(self.connections)
         for how, seconds in ((socket.SHUT_RD, 5.0), (socket.SHUT_RDWR, 2.0)):
             deadline = time.monotonic() + seconds  # an idle one ends at once; then any left
             for connection in connections:

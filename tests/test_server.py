@@ -185,7 +185,7 @@ def test_past_the_connection_limit_a_new_connection_waits_for_one_to_close():
     with stub.serve() as server:
         crowd = [socket.create_connection(('127.0.0.1', server.port), timeout=10)
                  for _ in range(stub.CONNECTION_LIMIT)]
-        wait_until(lambda: len(server._connections) == stub.CONNECTION_LIMIT)
+        wait_until(lambda: len(server.connections) == stub.CONNECTION_LIMIT)
         with socket.create_connection(('127.0.0.1', server.port), timeout=0.5) as waiting:
             waiting.sendall(GET_PETS + b'\r\n')  # taken by the kernel's backlog, not the stub
             with pytest.raises(TimeoutError):
@@ -650,7 +650,7 @@ def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_and_others
         stalled.sendall(PIPELINED_LISTS)  # and never reads
         wait_until(lambda: len(large_answers.requests) == 1)  # its answer waits for it
         assert call_once(large_answers.url, 'GET', '/v1/pets?limit=1')[0] == 200
-        wait_until(lambda: not large_answers._connections)  # closed: it took nothing
+        wait_until(lambda: not large_answers.connections)  # closed: it took nothing
         taken = 0
         with contextlib.suppress(ConnectionResetError):
             while chunk := stalled.recv(1 << 20):
@@ -681,7 +681,7 @@ def test_a_stop_closes_the_file_holding_a_body_whose_end_has_not_come(monkeypatc
             ('127.0.0.1', server.port), timeout=10) as sending:
         sending.sendall(post_with(b'Content-Length: 2000000\r\n', b'x' * 1_000_000))
         wait_until(lambda: any(getattr(connection.request, 'size', 0) == 1_000_000  # in a file
-                               for connection in list(server._connections)))
+                               for connection in list(server.connections)))
     gc.collect()
     assert [str(report.exc_value) for report in unclosed] == []
 

@@ -390,7 +390,7 @@ def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_over_https
         with tls_socket(server) as stalled:
             stalled.sendall(PIPELINED_LISTS)  # and never reads
             wait_until(lambda: len(app.requests) == 1)
-            wait_until(lambda: not server._connections)  # closed: it took nothing
+            wait_until(lambda: not server.connections)  # closed: it took nothing
 
 
 def test_a_handshake_never_finished_is_closed_at_the_idle_timeout():
@@ -408,9 +408,9 @@ def test_a_stop_closes_a_connection_whose_handshake_is_under_way():
     server = stub.StubServer(stub.create_stub(), tls=stub.Tls()).start()
     with socket.create_connection(('127.0.0.1', server.port), timeout=10) as stalled:
         stalled.sendall(hello[:len(hello) // 2])
-        wait_until(lambda: server._connections)
+        wait_until(lambda: server.connections)
         server.stop()
-        assert not server._connections  # its thread ended, not left in the handshake for 120 s
+        assert not server.connections  # its thread ended, not left in the handshake for 120 s
         answer(stalled)  # closed (after an alert), not left to this client's timeout
 
 
