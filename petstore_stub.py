@@ -2564,7 +2564,7 @@ class Request:
     body: IO[bytes] | None = None  #: in memory, or past SPOOL_BYTES in a file
     size = length = 0  #: the body's bytes read; its Content-Length
     chunked = sized = False  #: the body is chunked; a chunk's size line was just read
-    lines = chunk_left = 0  #: the bytes read line by line (head, size lines, trailers); a chunk's
+    lines = chunk_left = 0  #: bytes read a line at a time (head, size lines, trailers); a chunk's
     head_done = done = keep_alive = False
     method = target = ''
     version = '1.1'
@@ -2645,30 +2645,25 @@ def refusal_of(request: Request, error: Exception | None) -> ApiError | None:
                              or int(found['port'] or 0) > 65535):
         return bad_request('the Host header must be a host name, with a port if any; '
                            f'got {without_credentials(host[:60])!r}')
-    if not TARGET.fullmatch(target):
-        return bad_request('the request target holds a character no URL may hold as it is')
     absolute = not target.startswith(('/', '*'))  # the absolute form (RFC 9112, 3.2)
     try:
         parts = urllib.parse.urlsplit(target) if absolute or target.startswith('//') else None
     except ValueError as problem:  # an authority such as [x
         return bad_request(f'the request is not valid HTTP: the request target is not a URL '
                            f'({problem})')
-    if target == '*' and request.method != 'OPTIONS' or absolute and (
-            parts.scheme not in ('http', 'https') or not parts.hostname):
+    if not TARGET.fullmatch(target) or target == '*' and request.method != 'OPTIONS' or (
+            absolute and (parts.scheme not in ('http', 'https') or not parts.hostname)):
         return bad_request('the request target must be a path, or an http:// or https:// URL '
-                           'with a host; * goes with OPTIONS alone')
+                           'with a host, in printable ASCII and without #; * goes with OPTIONS')
     if length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES:
         return body_too_large()
-    if error is None:
-        return None
-    if isinstance(error, httptools.HttpParserInvalidMethodError):
-        problem = f'{printable(request.method[:20])!r} is not a method (they are in capitals)'
-    elif isinstance(error, httptools.HttpParserInvalidURLError):
-        problem = 'the request target must be a path (/v1/pets) or a URL (http://host/v1/pets)'
-    else:
-        problem = ('each header line must be Name: value, end in CRLF and hold no control byte, '
-                   'and a Content-Length be one number')
-    return bad_request(f'the request is not valid HTTP: {problem}')
+    problem = None if error is None else {  # by its class: the parser's words are not ours
+        httptools.HttpParserInvalidMethodError: f'{printable(request.method[:20])!r} is not a '
+                                                'method (they are in capitals)',
+        httptools.HttpParserInvalidURLError: 'the request target must be a path or a URL',
+    }.get(type(error), 'each header line must be Name: value, end in CRLF and hold no control '
+                       'byte, and a Content-Length be one number')
+    return problem and bad_request(f'the request is not valid HTTP: {problem}')
 
 
 def timeval(seconds: float) -> bytes:
