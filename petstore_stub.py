@@ -2568,7 +2568,7 @@ class Request:
     head_done = done = keep_alive = False
     method = target = ''
     version = '1.1'
-    headers: Mapping[str, str] = {}  #: by environ key (HTTP_X_TOKEN), once the head is read
+    headers: dict[str, str] = {}  #: by environ key (HTTP_X_TOKEN), once the head is read
     received = 0  #: when its head was read (time.monotonic_ns())
     refusal: ApiError | None = None
 
@@ -2647,10 +2647,10 @@ def refusal_of(request: Request, error: Exception | None) -> ApiError | None:
                            f'got {without_credentials(host[:60])!r}')
     absolute = not target.startswith(('/', '*'))  # the absolute form (RFC 9112, 3.2)
     try:
-        parts = urllib.parse.urlsplit(target) if absolute or target.startswith('//') else None
-    except ValueError as problem:  # an authority such as [x
+        parts = urllib.parse.urlsplit(target)
+    except ValueError as invalid:  # an authority such as [x
         return bad_request(f'the request is not valid HTTP: the request target is not a URL '
-                           f'({problem})')
+                           f'({invalid})')
     if not TARGET.fullmatch(target) or target == '*' and request.method != 'OPTIONS' or (
             absolute and (parts.scheme not in ('http', 'https') or not parts.hostname)):
         return bad_request('the request target must be a path, or an http:// or https:// URL '
@@ -2750,7 +2750,7 @@ class Connection:
         request = self.request = Request()
         parser = httptools.HttpRequestParser(request)
         while not (request.done or request.refusal or self.server.stopped):
-            end, head_done, error = request.wanted(self.buffer), request.head_done, None
+            end, head_done = request.wanted(self.buffer), request.head_done
             # Lines: the head, or a chunked body's size lines and trailers; 256 KiB of them.
             by_line = not head_done or request.chunked and not request.chunk_left
             if by_line and request.lines + (end or len(self.buffer)) > HEAD_LIMIT:
@@ -2764,33 +2764,39 @@ class Connection:
                     return None  # an unfinished request: unanswered
                 self.buffer += data
                 continue
-            piece, self.buffer = self.buffer[:end], self.buffer[end:]
-            if by_line:
-                request.lines += len(piece)
-            elif request.chunked:
-                request.chunk_left -= len(piece)
-            if not head_done:
-                request.head += piece
-            try:
-                parser.feed_data(piece)
-            except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
-                pass
-            except httptools.HttpParserError as failed:
-                error = failed
-            if not head_done and (request.head_done or error):
-                self.read_head(request, parser, error)
-            elif error:
-                request.refusal = bad_request('the request is not valid HTTP: a chunked body is '
-                                              'chunks, each its size in hex, CRLF, its bytes, CRLF')
-            if request.sized:  # the piece is a chunk's size line, whole: a size too large, a 413
-                size = int(re.match(rb'[0-9A-Fa-f]*', piece)[0] or b'0', 16)
-                request.sized, request.chunk_left = False, size and size + 2  # and its CRLF
-                if request.size + size > SERVER_MAX_BODY_BYTES:
-                    request.refusal = body_too_large()
+            self.feed(request, parser, end, by_line)
         if self.plain and request.refusal:  # whatever else is wrong with it
             request.refusal = bad_request(PLAIN_TO_TLS)
         request.received = request.received or time.monotonic_ns()
         return request if request.done or request.refusal else None
+
+    def feed(self, request: Request, parser: httptools.HttpRequestParser, end: int,
+             by_line: bool) -> None:
+        """Give the parser the buffer's first ``end`` bytes; read the head once it is whole."""
+        piece, self.buffer = self.buffer[:end], self.buffer[end:]
+        head_done, error = request.head_done, None
+        if by_line:
+            request.lines += len(piece)
+        elif request.chunked:
+            request.chunk_left -= len(piece)
+        if not head_done:
+            request.head += piece
+        try:
+            parser.feed_data(piece)
+        except httptools.HttpParserUpgrade:  # CONNECT, or an Upgrade: answered, then closed
+            pass
+        except httptools.HttpParserError as failed:
+            error = failed
+        if not head_done and (request.head_done or error):
+            self.read_head(request, parser, error)
+        elif error:
+            request.refusal = bad_request('the request is not valid HTTP: a chunked body is '
+                                          'chunks, each its size in hex, CRLF, its bytes, CRLF')
+        if request.sized:  # the piece is a chunk's size line, whole: a size too large, a 413
+            size = int(piece.partition(b';')[0].rstrip(b'\r\n'), 16)  # the parser took it
+            request.sized, request.chunk_left = False, size and size + 2  # and its CRLF
+            if request.size + size > SERVER_MAX_BODY_BYTES:
+                request.refusal = body_too_large()
 
     def read_head(self, request: Request, parser: httptools.HttpRequestParser,
                   error: Exception | None) -> None:
