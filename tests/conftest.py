@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import resource
 import socket
 import subprocess
 import sys
@@ -146,6 +147,14 @@ def raw_post(port: int, body: bytes, key: bool = True) -> int:
         while chunk := connection.recv(65536):
             data += chunk
     return int(data.split(b' ', 2)[1])
+
+
+def allow_open_files(needed: int, what: str) -> None:
+    """Raise this process's open-files limit as the stub raises its own, or skip the test."""
+    stub.raise_open_files_limit(4096)
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        pytest.skip(f'this process may open {soft} files; the test holds {what}')
 
 
 def port_of(url: str) -> int:

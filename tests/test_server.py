@@ -7,24 +7,21 @@ import contextlib
 import gc
 import http.client
 import io
-import logging
 import json
 import re
-import resource
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-import types
 from urllib.parse import urlsplit
 
 import pytest
 
 import petstore_stub as stub
-from conftest import (AUTH, JSON, JSON_HEADERS, StubProcess, call, call_once, connect, port_of,
-                      wait_until)
+from conftest import (AUTH, JSON, JSON_HEADERS, StubProcess, allow_open_files, call, call_once,
+                      connect, port_of, wait_until)
 
 
 def test_keep_alive_serves_several_requests_on_one_connection():
@@ -152,10 +149,7 @@ def test_a_slow_response_in_flight_when_the_stub_stops_is_finished_not_cut(signu
 @pytest.mark.slow
 def test_a_new_client_is_served_while_500_idle_and_100_slow_connections_are_open():
     """Before, 100 open connections (waitress's limit) made every new client wait for good."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 1024:
-        pytest.skip(f'this process may open {hard} files; the test holds 600 connections')
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(4096, hard)), hard))
+    allow_open_files(1024, '600 connections')
     server = StubProcess('--db', ':memory:', '--quiet')
     port = port_of(server.url)
     crowd = []
@@ -178,10 +172,7 @@ def test_a_new_client_is_served_while_500_idle_and_100_slow_connections_are_open
 
 @pytest.mark.slow
 def test_past_the_connection_limit_a_new_connection_waits_for_one_to_close():
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 2200:
-        pytest.skip(f'this process may open {hard} files; the test holds 2,000 sockets')
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(4096, hard)), hard))
+    allow_open_files(2200, '2,000 sockets')
     with stub.serve() as server:
         crowd = [socket.create_connection(('127.0.0.1', server.port), timeout=10)
                  for _ in range(stub.CONNECTION_LIMIT)]

@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import re
-import resource
 import signal
 import socket
 import ssl
@@ -23,7 +22,7 @@ import requests
 import trustme
 
 import petstore_stub as stub
-from conftest import AUTH, KEY, StubProcess, gone_pid, port_of, wait_until
+from conftest import AUTH, KEY, StubProcess, allow_open_files, gone_pid, port_of, wait_until
 from test_faults import RAISES as OVER_HTTP
 from test_server import PIPELINED_LISTS, exchange
 
@@ -416,10 +415,7 @@ def test_a_stop_closes_a_connection_whose_handshake_is_under_way():
 
 @pytest.mark.slow
 def test_a_new_client_is_served_while_500_idle_and_100_slow_handshakes_are_open():
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 1024:
-        pytest.skip(f'this process may open {hard} files; the test holds 600 connections')
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(4096, hard)), hard))
+    allow_open_files(1024, '600 connections')
     server = StubProcess('--tls', '--db', ':memory:', '--quiet')
     port = port_of(server.url)
     crowd = []
