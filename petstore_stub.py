@@ -2646,13 +2646,13 @@ def refusal_of(request: Request, error: Exception | None) -> ApiError | None:
         return bad_request('the Host header must be a host name, with a port if any; '
                            f'got {without_credentials(host[:60])!r}')
     absolute = not target.startswith(('/', '*'))  # the absolute form (RFC 9112, 3.2)
-    try:
-        parts = urllib.parse.urlsplit(target)
+    try:  # a path alone holds no authority to split: the common request costs no split
+        parts = urllib.parse.urlsplit(target) if absolute or target.startswith('//') else None
     except ValueError as invalid:  # an authority such as [x
         return bad_request(f'the request is not valid HTTP: the request target is not a URL '
                            f'({invalid})')
     if not TARGET.fullmatch(target) or target == '*' and request.method != 'OPTIONS' or (
-            absolute and (parts.scheme not in ('http', 'https') or not parts.hostname)):
+            parts and absolute and (parts.scheme not in ('http', 'https') or not parts.hostname)):
         return bad_request('the request target must be a path, or an http:// or https:// URL '
                            'with a host, in printable ASCII and without #; * goes with OPTIONS')
     if length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES:
@@ -2807,11 +2807,12 @@ class Connection:
         request.refusal = bad_request(PLAIN_TO_TLS) if self.plain else refusal_of(request, error)
         connection = headers.get('HTTP_CONNECTION')
         tokens = {token.strip() for token in connection.lower().split(',')} if connection else ()
-        request.keep_alive = not parser.should_upgrade() and (
+        upgrade = parser.should_upgrade()
+        request.keep_alive = not upgrade and (
             'keep-alive' in tokens if request.version == '1.0' else 'close' not in tokens)
         request.chunked = 'HTTP_TRANSFER_ENCODING' in headers
         request.length = parse_whole_number(headers.get('HTTP_CONTENT_LENGTH') or '0') or 0
-        if parser.should_upgrade() and (request.chunked or request.length) and not request.refusal:
+        if upgrade and (request.chunked or request.length) and not request.refusal:
             request.refusal = bad_request('the stub speaks HTTP/1.1 alone: send a request with a '
                                           'body without Upgrade')  # the parser would skip it
         if request.done or request.refusal or self.buffer or request.version != '1.1' or (
