@@ -76,8 +76,6 @@ import io
 import ipaddress
 import itertools
 import json
-import logging
-import logging.handlers
 import math
 import operator
 import os
@@ -99,8 +97,9 @@ import traceback
 import types
 import urllib.parse
 import wsgiref.handlers
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import IO, Any, NamedTuple
 
 import bottle
 import httptools
@@ -376,9 +375,9 @@ def reject_constant(name: str) -> None:
 
 def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
     document = dict(pairs)
-    if len(document) != len(pairs):
-        seen: set[str] = set()
-        duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
+    if len(document) != len(pairs):  # a key came twice: name the first one that did
+        keys = [key for key, _ in pairs]
+        duplicate = next(key for n, key in enumerate(keys) if key in keys[:n])
         raise ValueError(f'the key {duplicate!r} appears twice')
     return document
 
@@ -586,7 +585,7 @@ class PetStore:
             return Change('put', PETS_TABLE, {last + n: dict(pet)
                                               for n, pet in enumerate(new_pets, start=1)})
         change = self.change(put)
-        return [{'id': pet_id, **pet} for pet_id, pet in change.documents.items()]
+        return [{'id': pet_id, **(pet or {})} for pet_id, pet in change.documents.items()]
 
     def list_json(self, limit: int, status: str | None = None) -> str:
         """The first ``limit`` pets by id, of ``status`` if given: the JSON array listPets sends."""
@@ -628,7 +627,7 @@ class PetStore:
     def __enter__(self) -> PetStore:
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
@@ -1197,7 +1196,7 @@ class StubApp(Controls):
                  allowed_hosts: Iterable[str] | None = None,
                  extra_fields: Sequence[str] | bool = False, seed: int | None = None) -> None:
         if isinstance(allowed_hosts, str):
-            raise ValueError(f'give a list of host names; got {allowed_hosts!r}')
+            raise TypeError(f'give a list of host names; got {allowed_hosts!r}')
         self.allowed_hosts = None if allowed_hosts is None else frozenset(
             map(parse_allowed_host, allowed_hosts))
         self.store = store = StubStore() if store is None else store
@@ -1259,7 +1258,7 @@ class StubApp(Controls):
                 if exchange.fault == 'hang' and exchange.hold:  # journalled as hanging, it waits
                     self.fence.hold(exchange.hold, exchange)
                 if self.access_log is not None:
-                    self.log(environ, exchange, started)
+                    self.log(self.access_log, environ, exchange, started)
             except Exception as error:
                 self.errors.append(without_frames(error))
         finally:
@@ -1342,7 +1341,8 @@ class StubApp(Controls):
             return getattr(self.route_of(environ), 'name', None)
         return exchange.operation
 
-    def log(self, environ: dict, exchange: Exchange, started: float) -> None:
+    def log(self, log: Callable[[str], Any], environ: dict, exchange: Exchange,
+            started: float) -> None:
         if environ['PATH_INFO'] != FAVICON:
             query = environ.get('QUERY_STRING')
             path, mark, query = (environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
@@ -1351,14 +1351,14 @@ class StubApp(Controls):
                 path, query = masked_path(path), masked_query(query)
             target = path + mark + query
             # A refusal's request line may have no target, or be no line at all ('-').
-            self.access_log(log_line(environ.get('REMOTE_ADDR') or '-',
+            log(log_line(environ.get('REMOTE_ADDR') or '-',
                                      f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
                                      str(exchange.close or exchange.status or 'dropped'),
                                      '-' if exchange.refusal else
                                      f'{(time.perf_counter() - started) * 1000:.1f}ms'))
         if not self._hinted and exchange.error and exchange.error['code'] == 'cors_not_enabled':
             self._hinted = True
-            self.access_log(f'petstore-stub: a page on {printable(environ["HTTP_ORIGIN"][:200])} '
+            log(f'petstore-stub: a page on {printable(environ["HTTP_ORIGIN"][:200])} '
                             'asked to call the API; restart the stub with --cors to let it')
 
     def route_of(self, environ: dict) -> bottle.Route | None:
@@ -1522,7 +1522,7 @@ class Coverage:
         self.clear()
 
     def count(self, operation: str | None, entry: dict, extra: bool = False) -> None:
-        responses = described_responses().get(operation, ())  # none for a document, or no route
+        responses = described_responses().get(operation or '', ())  # none: a document, no route
         status, fault, error = entry['status'], entry['fault'], entry['error']
         described = entry['unmatched'] and describe_call(  # outside the lock every request takes
             {**entry, 'body': decode_journal_body(entry['body'])})
@@ -1535,16 +1535,16 @@ class Coverage:
             if described and len(self._unmatched) < JOURNAL_SIZE:
                 self._unmatched.append(described)
             self._float_ids += bool(error) and FLOAT_IDS in error['message']
-            if extra:
+            if extra and operation is not None:
                 self._extra.add(operation)
 
     def clear(self) -> None:
         with self._lock:
             #: Calls by (operation, status as described: '200', ..., or 'default'); faults by kind.
-            self._calls: collections.Counter[tuple[str, str]] = collections.Counter()
+            self._calls: collections.Counter[tuple[str | None, str]] = collections.Counter()
             self._faults: collections.Counter[str] = collections.Counter()
             self._unmatched: list[str] = []  #: each request no operation answered, described
-            self._float_ids, self._extra = 0, set()  #: ids asked as floats; ops given extra fields
+            self._float_ids, self._extra = 0, set[str]()  #: ids asked as floats; ops given extras
 
     def report(self) -> dict:
         with self._lock:
@@ -1674,6 +1674,8 @@ class Masked(str):
     """A credential as the journal shows it wherever it goes, ``Bearer <redacted: 16 characters>``;
     ``sent``, as sent, lets a test's expected headers match, and never leaves the process."""
 
+    sent: str
+
     def __new__(cls, shown: str, sent: str = '') -> Masked:  # a copy sets ``sent`` from its state
         masked = super().__new__(cls, shown)
         masked.sent = sent
@@ -1749,7 +1751,7 @@ def apply_forwarded(environ: dict) -> None:
         number = match and parse_whole_number(port if port is not None else match['port'] or '80')
         if match and port is not None and not 0 < (number or 0) <= 65535:
             raise bad_forwarded('Port', port, 'a port number')
-        if not 0 < (number or 0) <= 65535:  # no match, or a port past 65535 in the host
+        if match is None or not 0 < (number or 0) <= 65535:  # or a port past 65535 in the host
             raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
         default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
         port_shown = (port or match['port']) and number != default  # ``host:`` has no port
@@ -1835,7 +1837,8 @@ class Faults:
         #: The seconds calls wait, by operation name; None's, every call's, adds to each one's.
         self.delays: dict[str | None, float] = {}
         #: The operations whose Pets get extra fields, and the seed; and as the stub started.
-        self.extra_fields = self.extra_start = {'operations': [], 'seed': None}
+        self.extra_fields: dict[str, Any] = {'operations': [], 'seed': None}
+        self.extra_start = self.extra_fields
         self._random = random.Random()
         #: Each queued fault, with what is left of its ``times`` and ``after``; and both as asked.
         self._queue: list[tuple[dict, tuple[int, int]]] = []
@@ -2063,8 +2066,8 @@ def add_documents(api: bottle.Bottle, base_path: str, api_keys: Sequence[str], a
         if first.strip().lower() == 'text/html':  # a browser's; not curl's */*, nor a script's
             bottle.response.content_type = 'text/html; charset=utf-8'
             bottle.request.environ[EXCHANGE].page = True
-            demo = DEMO_API_KEY in api_keys and is_loopback(bottle.request.remote_addr or '')
-            settings = {'basePath': base, 'demoKey': DEMO_API_KEY if demo else None, 'admin': admin,
+            key = DEMO_API_KEY in api_keys and is_loopback(bottle.request.remote_addr or '')
+            settings = {'basePath': base, 'demoKey': DEMO_API_KEY if key else None, 'admin': admin,
                         'operations': list(OPERATIONS)}
             # In place of the page's defaults; escaped, so that no value can close its script.
             return page_template().replace('{"basePath": "/v1", "demoKey": null, "admin": false, '
@@ -2424,20 +2427,21 @@ def is_refused_as_malformed(entry: dict) -> bool:
 
 # -- The console: text for a person, never in the way of a request -------------
 
-class Console(logging.handlers.QueueListener):
-    """Text queued, bounded, for the listener's thread: a stalled or closed reader never costs a
+class Console:
+    """Text queued, bounded, for a thread of its own: a stalled or closed reader never costs a
     request. What cannot be queued or written is dropped, the first drop said on ``warnings``."""
 
     def __init__(self, stream: IO[str] | None, warnings: Console | None = None,
                  name: str = 'the access log') -> None:
-        super().__init__(queue.Queue(1000))
+        self.queue: queue.Queue[str | None] = queue.Queue(1000)  #: None: the last, from stop()
         self._stream, self._warnings, self.name = stream, warnings, name
         self._broken, self._warned = stream is None, False
         # Its own fd: a write stuck on a stalled pipe holds no lock stdout's flush at exit needs.
         self._descriptor: int | None = None
-        with contextlib.suppress(OSError, ValueError, AttributeError):  # UnsupportedOperation: both
-            self._descriptor = os.dup(stream.fileno())
-        self.start()
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # UnsupportedOperation: 2
+            self._descriptor = None if stream is None else os.dup(stream.fileno())
+        self._thread = threading.Thread(target=self.write_queued, daemon=True)
+        self._thread.start()
 
     def log(self, line: str) -> None:
         self.write(line + '\n')
@@ -2451,6 +2455,10 @@ class Console(logging.handlers.QueueListener):
 
     def flush(self) -> None:
         """Nothing to do: the listener writes as soon as it can."""
+
+    def write_queued(self) -> None:
+        while (text := self.queue.get()) is not None:
+            self.handle(text)
 
     def handle(self, text: str) -> None:
         if self._broken:
@@ -2466,9 +2474,9 @@ class Console(logging.handlers.QueueListener):
             self._warn(f'{self.name} cannot be written ({reason}); its lines are dropped')
 
     def stop(self) -> None:
-        """Write what is queued, giving a stalled reader 1 s (QueueListener's waits for ever)."""
+        """Write what is queued, giving a stalled reader 1 s."""
         with contextlib.suppress(queue.Full):
-            self.enqueue_sentinel()
+            self.queue.put_nowait(None)
         self._thread.join(1.0)
         if self._descriptor is not None and not self._thread.is_alive():
             os.close(self._descriptor)
@@ -2526,7 +2534,7 @@ def tls_names(host: str, allowed_hosts: Iterable[str]) -> list[str]:
         return [*map(parse_allowed_host, allowed_hosts), host]
     name, addresses = socket.gethostname(), set()
     with contextlib.suppress(OSError):
-        addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
     # The name may resolve to loopback only: a UDP connect() picks each way out, and sends nothing.
     for family, somewhere in ((socket.AF_INET, '192.0.2.1'), (socket.AF_INET6, '2001:db8::1')):
         with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as probe:
@@ -2568,7 +2576,7 @@ class Request:
     head_done = done = keep_alive = False
     method = target = ''
     version = '1.1'
-    headers: dict[str, str] = {}  #: by environ key (HTTP_X_TOKEN), once the head is read
+    headers: dict[str, str]  #: by environ key (HTTP_X_TOKEN), once the head is read
     received = 0  #: when its head was read (time.monotonic_ns())
     refusal: ApiError | None = None
 
@@ -2580,7 +2588,7 @@ class Request:
 
     def on_body(self, data: bytes) -> None:
         if self.body is None:
-            self.body = tempfile.SpooledTemporaryFile(SPOOL_BYTES)
+            self.body = tempfile.SpooledTemporaryFile(SPOOL_BYTES)  # noqa: SIM115 (closed later)
         self.body.write(data)
         self.size += len(data)
 
@@ -2617,7 +2625,7 @@ def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
     return method, target, '', headers
 
 
-def refusal_of(request: Request, error: Exception | None) -> ApiError | None:
+def refusal_of(request: Request, error: httptools.HttpParserError | None) -> ApiError | None:
     """The server's refusal of a request's head, in its own words, never the parser's, or None.
     The parser (``error``) checks the syntax; this, what the head says, by RFC 9112."""
     target, version, headers = request.target, request.version, request.headers
@@ -2663,7 +2671,7 @@ def refusal_of(request: Request, error: Exception | None) -> ApiError | None:
         httptools.HttpParserInvalidURLError: 'the request target must be a path or a URL',
     }.get(type(error), 'each header line must be Name: value, end in CRLF and hold no control '
                        'byte, and a Content-Length be one number')
-    return problem and bad_request(f'the request is not valid HTTP: {problem}')
+    return None if problem is None else bad_request(f'the request is not valid HTTP: {problem}')
 
 
 def timeval(seconds: float) -> bytes:
@@ -2712,7 +2720,7 @@ class Connection:
                 'REMOTE_PORT': str(self.address[1]), 'wsgi.version': (1, 0),
                 'wsgi.url_scheme': 'http' if self.server.tls is None else 'https',
                 'wsgi.multithread': True, 'wsgi.multiprocess': False, 'wsgi.run_once': False}
-            if self.server.tls is None or self.start_tls():
+            if self.server.tls is None or self.start_tls(self.server.tls):
                 while how == 'keep' and (request := self.read_request()):
                     how = self.answer(request)
         except OSError:  # the client went, fell silent, or took none of its answer
@@ -2726,7 +2734,7 @@ class Connection:
             self.server.connections.discard(self)
             self.server.slots.release()
 
-    def start_tls(self) -> bool:
+    def start_tls(self, tls: Tls) -> bool:
         """Over TLS, or plain HTTP (read for its 400), as the first byte says; else False."""
         first = self.sock.recv(1, socket.MSG_PEEK)
         if first != b'\x16':  # not a handshake: a method, or blank lines, or no HTTP at all
@@ -2735,8 +2743,8 @@ class Connection:
         # Python's timeouts here: SSL's reads and writes go on past SO_RCVTIMEO's.
         self.sock.settimeout(self.server.idle_timeout)
         try:  # on self.sock while under way: a stop can shut it down
-            self.sock = self.server.tls.context.wrap_socket(self.sock, server_side=True,
-                                                            do_handshake_on_connect=False)
+            self.sock = tls.context.wrap_socket(self.sock, server_side=True,
+                                                do_handshake_on_connect=False)
             self.sock.do_handshake()
         except OSError as error:  # a client that speaks no TLS the stub takes, or distrusts it
             log = self.server.app.access_log
@@ -2799,7 +2807,7 @@ class Connection:
                 request.refusal = body_too_large()
 
     def read_head(self, request: Request, parser: httptools.HttpRequestParser,
-                  error: Exception | None) -> None:
+                  error: httptools.HttpParserError | None) -> None:
         """What the head says, the refusal it earns and the body's framing; a 100 Continue."""
         request.received = time.monotonic_ns()  # when its Exchange begins
         request.method, request.target, request.version, headers = split_head(request.head)
@@ -2828,8 +2836,9 @@ class Connection:
     def environ_of(self, request: Request) -> dict:
         """The WSGI environ (PEP 3333), a refusal's of its request line alone; a path as the
         Latin-1 text of its bytes, decoded once."""
-        method, target, headers = request.method, request.target, request.headers
-        if request.refusal is not None:  # its head may not have been read
+        if request.refusal is None:
+            method, target, headers = request.method, request.target, request.headers
+        else:  # its head may not have been read
             (method, target, request.version, _), headers = split_head(request.head), {}
             request.keep_alive = False
         path, _, query = target.partition('?')
@@ -2963,7 +2972,7 @@ class StubServer(Controls):
         self.stopped = False  #: set by stop(): no connection takes another request
         self.connections: set[Connection] = set()  #: those open; a Connection leaves on its close
         self.slots = threading.Semaphore(CONNECTION_LIMIT)  #: one for each connection that may open
-        self._ca_written: str | None = None
+        self._ca_written: tuple[Path, str] | None = None  #: the CA file, and what it holds
         self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Lock()  #: taken by the first stop(), and kept
@@ -3018,7 +3027,7 @@ class StubServer(Controls):
             except OSError as error:  # named by its file: no failure to listen
                 self.stop()
                 raise OSError(error.errno, error.strerror, str(self.ca_file)) from None
-            self._ca_written = ca_pem
+            self._ca_written = self.ca_file, ca_pem
 
     def start(self) -> StubServer:
         """Serve in a daemon thread; a second start raises RuntimeError."""
@@ -3030,12 +3039,14 @@ class StubServer(Controls):
 
     def serve_forever(self) -> None:
         """Accept connections until stop(), each served in a thread of its own."""
+        if (listener := self._listener) is None:
+            raise RuntimeError('bind() or start() this server first')
         try:
             while not self.stopped:
                 if not self.slots.acquire(timeout=1.0):  # at the limit, new connections wait
                     continue
                 try:
-                    sock, address = self._listener.accept()
+                    sock, address = listener.accept()
                 except OSError as error:  # none came; stop() closed it; no descriptor is free
                     self.slots.release()
                     if not isinstance(error, TimeoutError):
@@ -3071,13 +3082,13 @@ class StubServer(Controls):
             for connection in connections:
                 connection.thread.join(max(0.0, deadline - time.monotonic()))
         if self._ca_written is not None:  # unless another stub has written its own there since
-            remove_if_holding(self.ca_file, self._ca_written)
+            remove_if_holding(*self._ca_written)
             self._ca_written = None
 
     def __enter__(self) -> StubServer:
         return self.start() if self._listener is None else self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
 
@@ -3338,8 +3349,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             reason = getattr(error, 'strerror', None) or error
             if getattr(error, 'errno', None) == errno.EADDRINUSE:
                 reason = f'{reason}; choose another --port, or --port 0 for any free one'
-            elif getattr(error, 'filename', None):  # the CA's file
-                raise CannotServe(f'cannot write {error.filename}: {reason}') from None
+            elif filename := getattr(error, 'filename', None):  # the CA's file
+                raise CannotServe(f'cannot write {filename}: {reason}') from None
             raise CannotServe(f'cannot listen on {args.host}:{args.port}: {reason}') from None
         # The ready file before the banner: a stub that cannot write it never says it serves.
         url = server.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:')
@@ -3355,7 +3366,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             except OSError as error:
                 server.stop()
                 raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
-        console.log(f'petstore-stub {__version__}: {holding(server.app.store)}{loaded}')
+        console.log(f'petstore-stub {__version__}: {holding(store)}{loaded}')
         if generated:
             console.log(f'generated API key (not published anywhere): {server.api_key}')
         trust = '' if server.ca_file is None else f'--cacert {shlex.quote(str(server.ca_file))} '
@@ -3441,8 +3452,8 @@ def is_same_file(path: Path, other: Path) -> bool:
     return os.path.realpath(path) == os.path.realpath(other)
 
 
-def holding(store: StubStore) -> str:
-    return f'{pets_phrase(len(store))} in {"memory" if store.path is None else store.path}'
+def holding(store: PetStore) -> str:
+    return f'{pets_phrase(len(store))} in {getattr(store, "path", None) or "memory"}'
 
 
 def raise_open_files_limit(wanted: int) -> None:
