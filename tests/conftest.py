@@ -7,8 +7,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -202,7 +203,7 @@ def no_stub_process_outlives_its_test():
 class StubProcess:
     """``python petstore_stub.py ...`` in a child process, port read from its banner."""
 
-    started: list[StubProcess] = []
+    started: ClassVar[list[StubProcess]] = []
 
     def __init__(self, *args: str, cwd: Path | None = None, script: Path = MODULE) -> None:
         StubProcess.started.append(self)

@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import petstore_stub as stub  # noqa: E402
-from test_browser import CHROMIUM_ARGS  # noqa: E402
+import petstore_stub as stub
+from test_browser import CHROMIUM_ARGS
 
 
 def main() -> int:

@@ -19,9 +19,27 @@ import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import (AUTH, MODULE, PREFLIGHT, SERVED, NotBound, NotBoundServingOnce, NotServing,
-                      ServingOnce, StubProcess, call_once, gone_pid, listed, make_client, never_met,
-                      port_of, raw_post, recording, send, wait_until)
+from conftest import (
+    AUTH,
+    MODULE,
+    PREFLIGHT,
+    SERVED,
+    NotBound,
+    NotBoundServingOnce,
+    NotServing,
+    ServingOnce,
+    StubProcess,
+    call_once,
+    gone_pid,
+    listed,
+    make_client,
+    never_met,
+    port_of,
+    raw_post,
+    recording,
+    send,
+    wait_until,
+)
 
 
 def main(argv: list[str], server_class: type[stub.StubServer] = ServingOnce) -> int:
@@ -888,8 +906,8 @@ def test_a_stub_started_with_stdout_closed_says_so_on_stderr_and_serves():
     with socket.socket() as probe:
         probe.bind(('127.0.0.1', 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, str(MODULE), '--db', ':memory:', '--port',
-                                str(port)], preexec_fn=lambda: os.close(1),
+    process = subprocess.Popen(['sh', '-c', 'exec "$0" "$@" >&-', sys.executable, str(MODULE),
+                                '--db', ':memory:', '--port', str(port)],
                                stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: is_listening(port) or process.poll() is not None)

@@ -85,9 +85,8 @@ def test_serve_can_start_with_the_demo_animals():
 
 
 def test_a_second_start_is_refused():
-    with stub.serve() as server:
-        with pytest.raises(RuntimeError, match='already started'):
-            server.start()
+    with stub.serve() as server, pytest.raises(RuntimeError, match='already started'):
+        server.start()
 
 
 def test_stop_is_prompt_and_closes_the_port():
@@ -729,7 +728,7 @@ def test_a_server_offers_its_apps_test_api_to_read_set_and_list():
         server.delay = 0.5
         assert server.app.delay == server.delay == 0.5
         with pytest.raises(AttributeError, match='no_such_thing'):
-            server.no_such_thing
+            server.no_such_thing  # noqa: B018 (the attribute's lookup is what raises)
 
 
 @pytest.mark.parametrize('name', ['times', 'after'])

@@ -15,8 +15,21 @@ import pytest
 import webtest
 
 import petstore_stub as stub
-from conftest import (AUTH, DOCUMENTED, JSON_HEADERS, StubProcess, call, call_once, connect,
-                      make_client, port_of, raw_post, rss_mb, send, wait_until)
+from conftest import (
+    AUTH,
+    DOCUMENTED,
+    JSON_HEADERS,
+    StubProcess,
+    call,
+    call_once,
+    connect,
+    make_client,
+    port_of,
+    raw_post,
+    rss_mb,
+    send,
+    wait_until,
+)
 from test_server import exchange
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}

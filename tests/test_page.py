@@ -12,7 +12,6 @@ import webtest
 import petstore_stub as stub
 from conftest import make_client, send
 
-
 # -- the index ---------------------------------------------------------------------
 
 def test_the_index_needs_no_key_and_says_what_to_do_next():

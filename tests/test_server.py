@@ -20,8 +20,18 @@ from urllib.parse import urlsplit
 import pytest
 
 import petstore_stub as stub
-from conftest import (AUTH, JSON, JSON_HEADERS, StubProcess, allow_open_files, call, call_once,
-                      connect, port_of, wait_until)
+from conftest import (
+    AUTH,
+    JSON,
+    JSON_HEADERS,
+    StubProcess,
+    allow_open_files,
+    call,
+    call_once,
+    connect,
+    port_of,
+    wait_until,
+)
 
 
 def test_keep_alive_serves_several_requests_on_one_connection():
@@ -599,7 +609,7 @@ def test_requests_refused_before_the_app_are_in_the_access_log_too():
             b'GET / HTTP/1.1\r\nHost: x\r\nX-Forwarded-Proto: ftp\r\nConnection: close\r\n\r\n',
             b'get /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n',
             b'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ' + b'a' * 300_000 + b'\r\n\r\n')]
-    assert [line.split(' ', 3)[3] for line in lines][0].startswith('GET / 400 ')
+    assert lines[0].split(' ', 3)[3].startswith('GET / 400 ')
     assert lines[1].split(' ', 3)[3] == 'get /v1/pets 400 -'  # the target as sent, as for any
     assert lines[2].split(' ', 3)[3] == 'GET /v1/pets 431 -'  # its headers unread, its line known
     assert json.loads(answers[2])['message'] == 'the request headers are over 262144 bytes in all'

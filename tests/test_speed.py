@@ -8,9 +8,8 @@ its own, importing nothing from the stub.
 
 import sys
 
-import pytest
-
 import bench
+import pytest
 
 pytestmark = [
     pytest.mark.slow,

@@ -15,12 +15,22 @@ import time
 from pathlib import Path
 
 import pytest
+from tinydb import TinyDB
 
 import petstore_stub as stub
-from conftest import (AUTH, JSON_HEADERS, MODULE, StubProcess, call, connect, fetched, listed,
-                      port_of, wait_until)
+from conftest import (
+    AUTH,
+    JSON_HEADERS,
+    MODULE,
+    StubProcess,
+    call,
+    connect,
+    fetched,
+    listed,
+    port_of,
+    wait_until,
+)
 from petstore_stub import DatabaseError, StubStore
-from tinydb import TinyDB
 
 REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 MYSTERY = {'name': 'Mystery', 'categoryId': 2}
