@@ -518,7 +518,7 @@ class Change(NamedTuple):
     """A change to a table: ``put`` documents at ids, ``remove`` ids (to None), ``write`` anew."""
     kind: str
     table: str
-    documents: dict[int, dict | None]
+    documents: dict[int, Any]  #: a dict at each id; None where an id is removed
 
 
 class Tables:
@@ -585,7 +585,7 @@ class PetStore:
             return Change('put', PETS_TABLE, {last + n: dict(pet)
                                               for n, pet in enumerate(new_pets, start=1)})
         change = self.change(put)
-        return [{'id': pet_id, **(pet or {})} for pet_id, pet in change.documents.items()]
+        return [{'id': pet_id, **pet} for pet_id, pet in change.documents.items()]
 
     def list_json(self, limit: int, status: str | None = None) -> str:
         """The first ``limit`` pets by id, of ``status`` if given: the JSON array listPets sends."""

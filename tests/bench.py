@@ -429,7 +429,7 @@ def layers_cost(settings: argparse.Namespace) -> None:
     def start_response(status: str, headers: list, exc_info: object = None) -> None:
         return None
 
-    def per_call(app: object, path: str, query: str, calls: int) -> float:
+    def per_call(app: Any, path: str, query: str, calls: int) -> float:
         environ = {'REQUEST_METHOD': 'GET', 'PATH_INFO': path, 'QUERY_STRING': query,
                    'SCRIPT_NAME': '', 'SERVER_NAME': '127.0.0.1', 'SERVER_PORT': '8080',
                    'SERVER_PROTOCOL': 'HTTP/1.1', 'HTTP_HOST': '127.0.0.1:8080',
@@ -540,8 +540,9 @@ def over_tls(settings: argparse.Namespace, folder: Path) -> None:
     write_db(folder / 'http.json', 1_000)
     secure, plain = start_stub(folder / 'https.json', tls=True), start_stub(folder / 'http.json')
 
-    def load(port: int, *arguments: Any) -> dict:
-        return wrk_load(port, *arguments, scheme='https' if port == secure.port else 'http')
+    def load(port: int, operation: str, clients: int, seconds: float, folder: Path) -> dict:
+        return wrk_load(port, operation, clients, seconds, folder,
+                        scheme='https' if port == secure.port else 'http')
     try:
         table(secure, plain, ('https', 'http'), load,
               ('get',) if settings.quick else ('get', 'list'), (16,) if settings.quick else (1, 16),

@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import IO, ClassVar, cast
 from urllib.parse import urlsplit
 
 import pytest
@@ -111,7 +111,7 @@ JSON_HEADERS = {**AUTH, 'Content-Type': 'application/json'}
 
 def connect(url: str) -> http.client.HTTPConnection:
     parts = urlsplit(url)
-    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    return http.client.HTTPConnection(parts.hostname or '', parts.port, timeout=10)
 
 
 def call_once(url: str, method: str, path: str, body=None) -> tuple[int, object]:
@@ -159,7 +159,9 @@ def allow_open_files(needed: int, what: str) -> None:
 
 
 def port_of(url: str) -> int:
-    return urlsplit(url).port
+    port = urlsplit(url).port
+    assert port is not None, url
+    return port
 
 
 def gone_pid() -> int:
@@ -210,31 +212,34 @@ class StubProcess:
         self.process = subprocess.Popen(
             [sys.executable, str(script), '--port', '0', *args], cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Both are PIPEs, never None.
+        self.stdout, self.stderr = cast(IO[str], self.process.stdout), cast(IO[str],
+                                                                             self.process.stderr)
         self.banner = []
-        for line in self.process.stdout:
+        for line in self.stdout:
             self.banner.append(line)
             if line.startswith('serving '):
                 self.url = line.split()[1]
             if line.startswith('or open '):  # the banner's last line
                 return
-        raise AssertionError(f'no banner: {self.banner} {self.process.stderr.read()}')
+        raise AssertionError(f'no banner: {self.banner} {self.stderr.read()}')
 
     def stop(self, signum: int, stdout_closed: bool = False) -> int:
         """Send ``signum`` and wait for the exit; keep what it printed on stderr."""
         self.process.send_signal(signum)
         code = self.process.wait(timeout=10)
         if not stdout_closed:
-            self.process.stdout.close()
-        self.process_stderr = self.process.stderr.read()
-        self.process.stderr.close()
+            self.stdout.close()
+        self.process_stderr = self.stderr.read()
+        self.stderr.close()
         return code
 
     def kill(self) -> None:
         """kill -9: no clean stop, no fold."""
         self.process.kill()
         self.process.wait(timeout=10)
-        self.process.stdout.close()
-        self.process.stderr.close()
+        self.stdout.close()
+        self.stderr.close()
 
 
 # -- main() without serving ------------------------------------------------------------

@@ -16,6 +16,7 @@ import shutil
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -56,8 +57,8 @@ def main() -> int:
         page.wait_for_selector('#journal tbody tr')
         # A JPEG keeps the picture, which ships in the sdist, small.
         page.evaluate('window.scrollTo(0, 0)')
-        page.screenshot(path=str(out),
-                        **({'quality': 55} if out.suffix in ('.jpg', '.jpeg') else {}))
+        options: dict[str, Any] = {'quality': 55} if out.suffix in ('.jpg', '.jpeg') else {}
+        page.screenshot(path=str(out), **options)
         browser.close()
         weight = len(stub.page_template().encode('utf-8'))
     print(f'picture: {out}')

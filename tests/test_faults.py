@@ -6,6 +6,7 @@ import contextlib
 import json
 import socket
 import threading
+from typing import Any
 
 import httpx
 import pytest
@@ -43,7 +44,7 @@ def with_requests(server, method: str = 'GET', path: str = '/pets', timeout: flo
 
 # An httpx client loads the CA certificates unless told not to (25 ms a client); the stub
 # speaks plain HTTP, so there is nothing for them to verify.
-PLAIN_HTTP = {'verify': False}
+PLAIN_HTTP: dict[str, Any] = {'verify': False}
 
 
 def with_httpx(server, method: str = 'GET', path: str = '/pets', timeout: float = 5,
@@ -362,7 +363,7 @@ def recorded_waits(app: stub.StubApp) -> list[float]:
     def hold(seconds, exchange):
         waits.append(seconds)
         return False
-    app.fence.hold = hold
+    app.fence.hold = hold  # type: ignore[method-assign]  # counted, not held
     return waits
 
 

@@ -8,6 +8,7 @@ import json
 import socket
 import threading
 import time
+from typing import Any
 from urllib.parse import urlsplit
 
 import pydantic
@@ -18,7 +19,7 @@ import webtest
 import petstore_stub as stub
 from conftest import AUTH, call_once, connect, fetched, make_client, wait_until
 
-REX = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
+REX: dict[str, Any] = {'name': 'Rex', 'categoryId': 1, 'status': 'available'}
 
 
 def path_of(server: stub.StubServer, suffix: str) -> str:
@@ -372,7 +373,7 @@ def test_fail_next_refuses_a_fault_it_cannot_inject(fault, options, words):
         stub.create_stub().fail_next(fault, **options)
 
 
-def set_delay(app: stub.StubApp, seconds: object) -> None:
+def set_delay(app: stub.StubApp, seconds: Any) -> None:
     app.delay = seconds
 
 
@@ -473,7 +474,7 @@ def test_the_admin_call_sets_extra_fields_and_refuses_what_is_not_a_setting():
                                                                    'seed': 1}
 
 
-def test_a_strict_client_passes_by_default_and_fails_on_the_fields_the_document_lacks():
+def test_a_strict_client_passes_by_default_and_fails_on_the_fields_the_document_lacks() -> None:
     class Pet(pydantic.BaseModel, extra='forbid'):  # as a generated client's model may be
         id: int
         name: str

@@ -376,7 +376,7 @@ def status_of(url: str, method: str, path: str, headers: dict) -> int:
         connection.close()
 
 
-def base_url_behind_proxy(headers: dict) -> tuple[int, dict]:
+def base_url_behind_proxy(headers: dict) -> tuple[int, str | None, dict]:
     with stub.StubServer(stub.create_stub(trust_proxy=True)) as server:
         connection = http.client.HTTPConnection('127.0.0.1', server.port, timeout=10)
         connection.request('GET', '/', headers=headers)

@@ -24,6 +24,7 @@ def next_link(response) -> str | None:
         return None
     found = re.fullmatch(r'<([^>]*)>; rel="next"', link)
     check(found is not None, f'the Link header should read <URL>; rel="next"; it reads {link}')
+    assert found is not None  # check() has said why
     return found[1]
 
 
