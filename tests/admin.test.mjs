@@ -44,15 +44,21 @@ test('the coverage counts what the calls met of the description, and is cleared'
     .catch(() => null));
   const hint = 'Removed on Thu, 05 Dec 2030 00:00:00 GMT; '
              + 'use GET /pets with the status filter instead.';
+  // Each response the served document describes, met 0 times but for those met above: an
+  // operation added to the document (as an exercise adds one) is counted too.
+  const described = (await (await fetch(`${ready.url}/openapi.json`)).json()).paths;
+  const responses = {};
+  for (const operation of Object.values(described).flatMap(Object.values)) {
+    responses[operation.operationId] = Object.fromEntries(Object.keys(operation.responses)
+      .filter((status) => status !== 'default').map((status) => [status, 0]));
+  }
+  Object.assign(responses.listPets, { 200: 1, 401: 1 });
+  Object.assign(responses.createPet, { 201: 1 });
+  Object.assign(responses.getPet, { 200: 1, 404: 1 });
   assert.deepEqual((await admin('GET', 'coverage')).body, {
-    responses: {
-      listPets: { 200: 1, 400: 0, 401: 1, 500: 0 },
-      createPet: { 201: 1, 400: 0, 401: 0, 413: 0, 415: 0, 500: 0, 507: 0 },
-      getPet: { 200: 1, 400: 0, 401: 0, 404: 1, 500: 0 },
-      listOrders: { 401: 0, 501: 0 },
-    },
+    responses,
     met: 5,
-    documented: 18,
+    documented: Object.values(responses).flatMap(Object.keys).length,
     faults: { truncate: 1 },
     deprecated: { getPet: { calls: 2, hint } },
     unmatched: [],

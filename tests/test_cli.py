@@ -934,7 +934,7 @@ def test_a_stderr_nobody_reads_costs_no_request_and_lets_the_stub_stop(tmp_path)
     script = tmp_path / 'failing_stub.py'
     script.write_text(f'import sys\nsys.path.insert(0, {str(MODULE.parent)!r})\n'
                       'import petstore_stub as stub\n'
-                      'stub.PetStore.list_json = lambda *args: 1 / 0  # each list is a 500\n'
+                      'stub.check_bearer = lambda *args: 1 / 0  # each call is a 500\n'
                       'raise SystemExit(stub.main())\n')
     server = StubProcess('--db', ':memory:', '--quiet', script=script)  # stderr: never read
     connection = http.client.HTTPConnection('127.0.0.1', port_of(server.url), timeout=10)
