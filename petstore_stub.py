@@ -2694,6 +2694,7 @@ class Connection:
     """A client's connection, in a thread of its own: read a request, answer it, and again."""
 
     plain = False  #: plain HTTP sent to the HTTPS port
+    stalled = False  #: the client took too little of its answer: nothing is read of it at the close
     request: Request | None = None  #: the one being read or answered
 
     def __init__(self, server: StubServer, sock: socket.socket, address: tuple) -> None:
@@ -2916,6 +2917,7 @@ class Connection:
                 view = view[self.sock.send(view):]
             except (BlockingIOError, TimeoutError):  # the send timeout
                 if unsent - (unsent := self.unsent()) < 16_384:
+                    self.stalled = True
                     raise
                 continue
             if view:  # the kernel holds all it takes: what the client reads counts from here
@@ -2937,7 +2939,8 @@ class Connection:
 
     def close(self, how: str) -> None:
         """A FIN, after TLS's close_notify but for a drop fault; for a reset fault, an RST. What
-        the client still sends is read for 2 s, so that no RST cuts its answer short."""
+        the client still sends is read for 2 s, so that no RST cuts its answer short, unless it
+        stalled."""
         with contextlib.suppress(OSError, ValueError):
             if how == 'reset':
                 self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
@@ -2948,7 +2951,7 @@ class Connection:
                 socket.socket.shutdown(self.sock, socket.SHUT_WR)
                 self.sock.settimeout(2)
                 deadline = time.monotonic() + 2
-                while self.sock.recv(65536) and time.monotonic() < deadline:
+                while not self.stalled and self.sock.recv(65536) and time.monotonic() < deadline:
                     pass
         with self.lock:
             self.open = False
@@ -3049,7 +3052,7 @@ class StubServer(Controls):
                     sock, address = listener.accept()
                 except OSError as error:  # none came; stop() closed it; no descriptor is free
                     self.slots.release()
-                    if not isinstance(error, TimeoutError):
+                    if not (self.stopped or isinstance(error, TimeoutError)):
                         time.sleep(0.01)
                     continue
                 connection = Connection(self, sock, address)
