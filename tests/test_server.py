@@ -645,6 +645,7 @@ def large_answers():
         yield server
 
 
+@pytest.mark.slow  # it waits out a send timeout of 1 s, or reads for seconds
 def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_and_others_are_served(
         large_answers):
     with socket.create_connection(('127.0.0.1', large_answers.port), timeout=10) as stalled:
@@ -659,6 +660,7 @@ def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_and_others
     assert taken < 17_000_000  # cut before its first answer was all sent
 
 
+@pytest.mark.slow  # it waits out a send timeout of 1 s, or reads for seconds
 def test_a_client_that_reads_slowly_and_steadily_gets_every_answer_whole(large_answers):
     # Read for 3 s at about 300 KB/s, slower than the kernel frees its buffer: for each second
     # of the send timeout, the client takes a few bytes only.

@@ -331,6 +331,7 @@ def test_requests_pipelined_in_one_record_are_all_answered_in_order(server):
     assert re.findall(rb'\{"id": (\d)', received) == [b'1', b'2', b'3']
 
 
+@pytest.mark.slow  # it waits out a send timeout of 1 s, or reads for seconds
 def test_a_large_answer_reaches_a_client_that_reads_slowly_whole(server):
     for _ in range(200):  # a journal of about 800 KB
         requests.post(server.url + '/pets', data='x' * 4000, verify=str(server.ca_file),
@@ -381,6 +382,7 @@ def test_a_silent_connection_and_a_handshake_sent_a_byte_at_a_time_block_nobody(
         assert time.monotonic() - started < 2
 
 
+@pytest.mark.slow  # it waits out a send timeout of 1 s, or reads for seconds
 def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_over_https():
     app = stub.create_stub()
     for category in range(17):  # a list answer of 17 MB, more than the kernel holds for it
