@@ -76,6 +76,8 @@ def test_each_fault_raises_what_the_client_raises_for_it(server, fault, client):
     server.fail_next(fault, route='listPets')
     with pytest.raises(RAISES[fault, client]):
         CLIENTS[client](server, timeout=0.05 if fault == 'hang' else 5)
+    wait_until(lambda: server.requests)
+    assert server.requests[-1]['fault'] == fault  # met: a hang's timeout is not a slow machine's
     assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
 
 
@@ -154,6 +156,8 @@ def test_slow_drips_the_real_body_over_its_seconds(server, client):
     with pytest.raises((requests.ConnectionError, httpx.ReadTimeout)):
         # The head comes at once; the gaps between the body's pieces are 0.5 s.
         CLIENTS[client](server, timeout=0.25)
+    wait_until(lambda: server.requests)
+    assert server.requests[-1]['fault'] == 'slow'  # the drip timed it out, not a slow machine
     server.fail_next('slow', seconds=0.05)
     assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
 
@@ -349,6 +353,8 @@ def test_a_hanging_request_is_in_the_journal_while_it_hangs(server):
     server.fail_next('hang', route='createPet')
     with pytest.raises(requests.ReadTimeout):
         requests.post(server.url + '/pets', json=REX, headers=server.headers, timeout=0.1)
+    wait_until(lambda: server.requests)
+    assert (server.requests[0]['fault'], server.requests[0]['status']) == ('hang', None)
     server.assert_called('createPet', json=REX)
     with pytest.raises(AssertionError, match='createPet was called once'):
         server.assert_not_called('createPet')

@@ -234,12 +234,16 @@ def test_fixtures_go_into_an_empty_store_only_so_a_second_load_duplicates_nothin
 
 def test_delay_slows_each_response_so_a_client_times_out():
     with stub.serve() as server:
-        server.delay = 0.1
+        server.delay = 0.2
+        started = time.monotonic()
         assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
+        assert time.monotonic() - started >= 0.2  # a lower bound: it holds on any machine
+        server.delay = 60
         impatient = http.client.HTTPConnection('127.0.0.1', server.port, timeout=0.05)
         impatient.request('GET', '/v1/pets', headers=server.headers)
         with pytest.raises(TimeoutError):
             impatient.getresponse()
+        wait_until(lambda: server.app.fence.under_way == 1)  # held by the delay: not a slow answer
         impatient.close()
 
 
@@ -633,6 +637,7 @@ def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
         clients = [threading.Thread(target=create) for _ in range(8)]
         for client in clients:
             client.start()
+        wait_until(lambda: app.fence.under_way == 8)  # each held by the delay, however slow
         for client in clients:
             client.join()  # each gave up after half a second: the test is over
         server.reset()

@@ -191,6 +191,7 @@ def test_past_the_connection_limit_a_new_connection_waits_for_one_to_close():
             waiting.sendall(GET_PETS + b'\r\n')  # taken by the kernel's backlog, not the stub
             with pytest.raises(TimeoutError):
                 waiting.recv(1)
+            assert len(server.connections) == stub.CONNECTION_LIMIT  # it waited for a slot
             crowd.pop().close()
             waiting.settimeout(10)
             assert waiting.recv(12) == b'HTTP/1.1 200'
@@ -519,7 +520,7 @@ def test_a_silent_connection_and_an_unfinished_head_are_closed_at_the_idle_timeo
         unfinished.sendall(b'GET /v1/pets HTTP/1.1\r\nHost: x\r\n')
         started = time.monotonic()
         assert (silent.recv(1), unfinished.recv(1)) == (b'', b'')  # closed, unanswered
-        assert time.monotonic() - started < 5  # by the timeout, not the 10 s of this client
+        assert time.monotonic() - started < 3  # ten times the idle timeout: not this client's
         assert call_once(server.url, 'GET', '/v1/pets')[0] == 200
         silent.close()
         unfinished.close()

@@ -22,7 +22,16 @@ import requests
 import trustme
 
 import petstore_stub as stub
-from conftest import AUTH, KEY, StubProcess, allow_open_files, gone_pid, port_of, wait_until
+from conftest import (
+    AUTH,
+    KEY,
+    StubProcess,
+    allow_open_files,
+    gone_pid,
+    port_of,
+    ten_times,
+    wait_until,
+)
 from test_faults import RAISES as OVER_HTTP
 from test_server import PIPELINED_LISTS, exchange
 
@@ -158,6 +167,8 @@ def test_each_fault_raises_what_the_client_raises_for_it_over_https(server, faul
     server.fail_next(fault, route='listPets')
     with pytest.raises(RAISES[fault, client]):
         CLIENTS[client](server, timeout=0.05 if fault == 'hang' else 5)
+    wait_until(lambda: server.requests)
+    assert server.requests[-1]['fault'] == fault  # met: a hang's timeout is not a slow machine's
     assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
 
 
@@ -227,12 +238,15 @@ def test_an_answer_ends_with_close_notify_a_drop_without_and_a_reset_is_a_tcp_re
 
 
 def test_slow_drips_the_whole_body_over_its_seconds_over_https(server):
+    def listed() -> bytes:
+        with httpx.stream('GET', server.url + '/pets', headers=server.headers, timeout=5,
+                          verify=server.ssl_context()) as response:
+            return response.read()
+    alone = ten_times(listed)
     server.fail_next('slow', seconds=0.3)
     started = time.monotonic()
-    with httpx.stream('GET', server.url + '/pets', headers=server.headers, timeout=5,
-                      verify=server.ssl_context()) as response:
-        body = response.read()
-    assert 0.25 < time.monotonic() - started < 3
+    body = listed()
+    assert 0.25 < time.monotonic() - started < 0.3 + alone
     assert json.loads(body) == json.loads(server.app.store.list_json(20))
 
 
@@ -374,12 +388,13 @@ def test_a_silent_connection_and_a_handshake_sent_a_byte_at_a_time_block_nobody(
     hello = client_hello(server.ssl_context())
     silent = socket.create_connection(('127.0.0.1', server.port), timeout=5)
     slow = socket.create_connection(('127.0.0.1', server.port), timeout=5)
+    alone = ten_times(lambda: with_requests(server))
     with silent, slow:
         for byte in hello[:len(hello) // 2]:
             slow.send(bytes([byte]))
         started = time.monotonic()
         assert with_requests(server)[0] == 200
-        assert time.monotonic() - started < 2
+        assert time.monotonic() - started < alone  # at once, as with nobody else connected
 
 
 @pytest.mark.slow  # it waits out a send timeout of 1 s, or reads for seconds
@@ -401,7 +416,7 @@ def test_a_handshake_never_finished_is_closed_at_the_idle_timeout():
             stalled.sendall(hello[:len(hello) // 2])  # and never the rest
             started = time.monotonic()
             assert stalled.recv(1) == b''  # closed, with no alert
-            assert time.monotonic() - started < 5  # by the timeout, not the 10 s of this client
+            assert time.monotonic() - started < 3  # ten times the idle timeout: not this client's
 
 
 def test_a_stop_closes_a_connection_whose_handshake_is_under_way():
@@ -420,8 +435,11 @@ def test_a_new_client_is_served_while_500_idle_and_100_slow_handshakes_are_open(
     allow_open_files(1024, '600 connections')
     server = StubProcess('--tls', '--db', ':memory:', '--quiet')
     port = port_of(server.url)
+    ca_file = server.banner[1].split('--cacert ')[1].split()[0]
     crowd = []
     try:
+        alone = ten_times(lambda: requests.get(server.url + '/pets', headers=AUTH, verify=ca_file,
+                                               timeout=10))
         for _ in range(500):  # a TCP connection, and never a ClientHello
             crowd.append(socket.create_connection(('127.0.0.1', port), timeout=10))
         hello = client_hello(ssl.create_default_context())
@@ -431,11 +449,13 @@ def test_a_new_client_is_served_while_500_idle_and_100_slow_handshakes_are_open(
         for at in range(len(hello) // 2):
             for slow in crowd[500:]:
                 slow.send(hello[at:at + 1])
-        ca_file = server.banner[1].split('--cacert ')[1].split()[0]
+        # Each of the 600 taken from the listen queue, into a thread of its own (Linux).
+        tasks = Path(f'/proc/{server.process.pid}/task')
+        wait_until(lambda: len(list(tasks.iterdir())) > 600)
         started = time.monotonic()
         response = requests.get(server.url + '/pets', headers=AUTH, verify=ca_file, timeout=10)
         waited = time.monotonic() - started
-        assert response.status_code == 200 and waited < 2, waited
+        assert response.status_code == 200 and waited < alone, (waited, alone)  # at once
     finally:
         for connection in crowd:
             connection.close()
