@@ -339,7 +339,7 @@ def compare(settings: argparse.Namespace, folder: Path, load) -> None:
     write_db(folder / 'stub.json', 1_000)
     stub, reference = start_stub(folder / 'stub.json'), start_reference(folder)
     try:
-        table(stub, reference, ('stub', 'ref'), load, ('list', 'get', 'create') if settings.quick
+        table(stub, reference, ('stub', 'ref'), load, ('get', 'create') if settings.quick
               else ('list', 'list-100', 'list-sold', 'get', 'get-500', 'create'),
               (16,) if settings.quick else (1, 16), settings, folder)
         print(f'\nRSS after load: stub {stub.rss_mb():.1f} MB, reference {reference.rss_mb():.1f} MB')

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import resource
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import IO, Any, ClassVar, cast
 from urllib.parse import urlsplit
@@ -50,6 +51,14 @@ SLOW_README_EXAMPLES = {
     # It waits out a real Retry-After of 1 second, as test_faults' slow retry test does.
     'test_example_client.py::test_the_client_retries_a_503_once_the_server_allows',
 }
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int, int]:
+    """``-n auto``: a worker for each core and one more, which runs while the others wait on a
+    process, a browser or a socket; PYTEST_XDIST_AUTO_NUM_WORKERS, if set, as it says."""
+    cores = yield
+    return cores if os.environ.get('PYTEST_XDIST_AUTO_NUM_WORKERS') else cores + 1
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
