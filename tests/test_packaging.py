@@ -70,3 +70,30 @@ def test_an_installed_module_finds_its_data_under_its_prefix(tmp_path, monkeypat
     assert stub.data_path('pets.json') == shared / 'pets.json'
     with pytest.raises(FileNotFoundError, match='index.html is in none of'):
         stub.data_path('index.html')
+
+
+#: A user's test, typed, with one mistake: add_pet() returns a dict.
+TYPED_USE = '''
+import petstore_stub
+
+
+def test_a_pet(petstore_server: petstore_stub.StubServer) -> None:
+    count: int = petstore_server.add_pet('Rex', 1)
+    assert count
+'''
+
+
+@pytest.mark.slow
+def test_a_users_mypy_reads_the_test_api_once_told_to_follow_the_single_module(tmp_path):
+    (tmp_path / 'test_typed.py').write_text(TYPED_USE)
+
+    def mypy() -> str:
+        run = subprocess.run([sys.executable, '-m', 'mypy', '--cache-dir', str(tmp_path / 'cache'),
+                              'test_typed.py'], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+        return run.stdout
+    assert '[import-untyped]' in mypy()  # one module: no py.typed can say it is typed
+    (tmp_path / 'pyproject.toml').write_text('[[tool.mypy.overrides]]\nmodule = ["petstore_stub"]\n'
+                                             'follow_untyped_imports = true\n')
+    assert 'Incompatible types in assignment (expression has type "dict[Any, Any]", variable has '\
+           'type "int")' in mypy()
