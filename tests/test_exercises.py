@@ -35,9 +35,11 @@ def project_copy(into: Path) -> Path:
 
 
 def pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    """pytest run in ``folder``, on its copy of the module, in one process."""
-    return subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-n', '0',
-                           *args], cwd=folder, env={**os.environ, 'PYTHONPATH': str(folder)},
+    """pytest run in ``folder``, on its copy of the module, in one process, its asserts not
+    rewritten: what a test of the copy says when it fails is in the output all the same."""
+    return subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
+                           '-n', '0', '--assert=plain', *args], cwd=folder,
+                          env={**os.environ, 'PYTHONPATH': str(folder)},
                           capture_output=True, text=True, timeout=300)
 
 
@@ -81,7 +83,8 @@ def test_a_solution_changes_part_1_alone_and_turns_its_exercise_from_red_to_gree
 #: exercise solved they take the new operations from the document, as the rest of the suite does.
 READ_OPERATIONS = [
     'tests/test_readme.py::test_the_curl_tour_prints_what_the_readme_shows',
-    'tests/test_node.py::test_the_node_suite_drives_every_admin_endpoint_and_meets_each_fault[http]',
+    'tests/test_node.py::test_the_node_suite_drives_every_admin_endpoint_and_meets_each_'
+    'fault[http]',
     'tests/test_cli.py::test_a_stderr_nobody_reads_costs_no_request_and_lets_the_stub_stop',
     'tests/test_plugin.py::test_the_summary_says_what_the_tests_never_met_summed_over_the_workers'
     '[one process]',
