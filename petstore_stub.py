@@ -162,7 +162,8 @@ class ApiError(bottle.HTTPError):
                  headers: Mapping[str, str] | None = None,
                  details: Mapping[str, Any] | None = None) -> None:
         # ``details``: more fields, for the admin API's machine-readable failures; the spec's
-        # operations send the three alone.
+        # operations send the three alone. A user:password@ that a client sent never goes back.
+        message = without_userinfo(message)
         body = to_json({'code': code, 'message': message, 'status': status, **(details or {})})
         super().__init__(status, body, headers=dict(headers or {}))
         self.content_type = 'application/json'
@@ -191,7 +192,7 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
         return error
     if error.status_code == 500:  # a failure, whose traceback bottle has written to the log
         return stub_failed()
-    path = printable(masked_path(bottle.request.environ['bottle.raw_path']))
+    path = printable(bottle.request.environ['bottle.raw_path'])
     allow = error.get_header('Allow')
     base = bottle.request.app.config.get('petstore.base_path', '')
     elsewhere = '' if path.startswith(base + '/') else f'; the API is under {base}'
@@ -219,9 +220,9 @@ def error_code_name(status: int) -> str:
     return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot": i_m_a_teapot
 
 
-def masked_path(target: str) -> str:
-    """A user:password@ after // masked: in an absolute target, or a path as a client sent it."""
-    return re.sub(r'(?<=//)[^/]*@', '<redacted>@', target)
+def without_userinfo(text: str) -> str:
+    """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@."""
+    return re.sub(r'[^\s\'"/\\?&=;,@]*@', '<redacted>@', text)
 
 
 def printable(text: str) -> str:
@@ -362,15 +363,22 @@ def parse_json_object(body: bytes, what: str = 'a NewPet JSON object') -> dict:
 
 
 def loads_strict(text: str, **options: Any) -> Any:
-    """``json.loads``, refusing NaN and Infinity; nesting too deep to parse is a ValueError too."""
+    """``json.loads``, refusing NaN, Infinity and a number too large for a double (1e999, which
+    Python reads as infinity); nesting too deep to parse is a ValueError too."""
     try:
-        return json.loads(text, parse_constant=reject_constant, **options)
+        return json.loads(text, parse_constant=reject_constant, parse_float=finite, **options)
     except RecursionError:
         raise ValueError('it is nested too deeply') from None
 
 
 def reject_constant(name: str) -> None:
     raise ValueError(f'{name} is not a JSON value')
+
+
+def finite(text: str) -> float:
+    if math.isinf(number := float(text)):
+        raise ValueError(f'{text[:40]} is too large for a number (a 64-bit double)')
+    return number
 
 
 def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
@@ -1348,7 +1356,7 @@ class StubApp(Controls):
             path, mark, query = (environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
                 environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))).partition('?')
             if not self.show_credentials:  # an absolute target's user:password too
-                path, query = masked_path(path), masked_query(query)
+                path, query = without_userinfo(path), masked_query(query)
             target = path + mark + query
             # A refusal's request line may have no target, or be no line at all ('-').
             log(log_line(environ.get('REMOTE_ADDR') or '-',
@@ -1358,7 +1366,8 @@ class StubApp(Controls):
                                      f'{(time.perf_counter() - started) * 1000:.1f}ms'))
         if not self._hinted and exchange.error and exchange.error['code'] == 'cors_not_enabled':
             self._hinted = True
-            log(f'petstore-stub: a page on {printable(environ["HTTP_ORIGIN"][:200])} '
+            origin = without_userinfo(printable(environ['HTTP_ORIGIN'][:200]))
+            log(f'petstore-stub: a page on {origin} '
                             'asked to call the API; restart the stub with --cors to let it')
 
     def route_of(self, environ: dict) -> bottle.Route | None:
@@ -1375,7 +1384,13 @@ class StubApp(Controls):
 
 
 def pass_on(error: bottle.HTTPError) -> str:
-    """Raise every error bottle would send (its 404s too) as an ApiError, for respond() to send."""
+    """Raise every error bottle would send (its 404s too) as an ApiError, for respond() to send;
+    a 404 under the admin prefix names the admin document, not the API's base path."""
+    if error.status_code == 404 and not isinstance(error, ApiError) and is_admin_call(
+            bottle.request.environ):  # no route
+        path = printable(bottle.request.environ['bottle.raw_path'])
+        raise ApiError(404, 'not_found', f'nothing is at {path}; the admin endpoints are listed '
+                       f'in {ADMIN_PREFIX}openapi.json')
     raise as_api_error(error)
 
 
@@ -1627,7 +1642,7 @@ def journal_entry(environ: dict, exchange: Exchange, body: bytes,
     status = None if exchange.close else exchange.status
     error = exchange.error if status and status >= 400 else None
     return {'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
-            'path': clipped(path if api_keys is None else masked_path(path)),
+            'path': clipped(path if api_keys is None else without_userinfo(path)),
             'query': clipped(query if api_keys is None else masked_query(query)),
             'operation': exchange.operation, 'headers': headers,
             'body': body[:JOURNAL_BODY_BYTES + 1], 'status': status,
@@ -1659,13 +1674,15 @@ def request_headers(environ: dict, api_keys: Sequence[str] | None) -> tuple[dict
             return headers, True
         if api_keys is not None and CREDENTIAL.search(name):
             value = masked(value, api_keys, scheme=name.endswith('Authorization'))
+        elif api_keys is not None and (shown := without_userinfo(value)) != value:
+            value = Masked(shown, value)  # a Host's, an Origin's, an X-Forwarded-Host's
         headers[name] = value
     return headers, False
 
 
 def without_credentials(quoted: str) -> str:
     """Quoted request text, a user:password@ masked, cut where a credential header begins."""
-    quoted = re.sub(r'[^\s\'"/]*@', '<redacted>@', quoted)
+    quoted = without_userinfo(quoted)
     found = re.search(rf'(?i)[^\s:\'"]*(?:{CREDENTIAL.pattern})[^\s:\'"]*\s*:', quoted)
     return quoted if found is None else f'{quoted[:found.end()]} <redacted>'
 
@@ -1694,10 +1711,12 @@ def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
 
 
 def masked_query(query: str) -> str:
-    """A query, each pair masked whose text before its last = names a credential (``a;token=``)."""
-    shown = re.sub(r'(?<![^&])([^&=]*)=([^&]*)', lambda pair: f'{pair[1]}=<redacted: '
-                   f'{len(pair[2])} characters>' if CREDENTIAL.search(urllib.parse.unquote_plus(
-                       pair[0].rpartition('=')[0])) else pair[0], query)
+    """A query, each pair masked whose text before its last = names a credential (``a;token=``),
+    and each user:password@."""
+    shown = without_userinfo(re.sub(
+        r'(?<![^&])([^&=]*)=([^&]*)', lambda pair: f'{pair[1]}=<redacted: {len(pair[2])} '
+        'characters>' if CREDENTIAL.search(urllib.parse.unquote_plus(pair[0].rpartition('=')[0]))
+        else pair[0], query))
     return query if shown == query else Masked(shown, query)
 
 
@@ -2002,9 +2021,11 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
             raise bad_body(f'{name} must be a whole number from {least} to {FAULT_COUNT_MAX}; '
                            f'got {as_given(fault[name], nothing)}')
     route_and_seed(fault, nothing)
-    if retry_after is not None and not (kind in (429, 503) and is_whole(retry_after)
-                                        and retry_after <= 86_400):
-        raise bad_body('retry_after goes with a 429 or a 503: whole seconds, 0 to 86400; '
+    if retry_after is not None and kind not in (429, 503):  # the status is what is wrong
+        raise bad_body('retry_after goes with a 429 or a 503; this fault is '
+                       f'{as_given(kind, nothing)}')
+    if retry_after is not None and not (is_whole(retry_after) and retry_after <= 86_400):
+        raise bad_body('retry_after is whole seconds, 0 to 86400; '
                        f'got {as_given(retry_after, nothing)}')
     if seconds is not None and not (kind in FAULT_SECONDS and is_delay(seconds) and seconds > 0):
         raise bad_body(f'seconds goes with hang or slow: more than 0, at most '

@@ -363,3 +363,21 @@ def test_a_failed_assertion_echoing_a_lone_surrogate_is_a_409_not_a_500(journal)
     failed = journal.post_json('/__admin/requests/assert',
                                {'operation': 'createPet', 'json': '\ud800'}, status=409)
     assert failed.json['assertion']['expected']['json'] == '\ud800'
+
+
+@pytest.mark.parametrize('path', ['/__admin/requests/assert', '/__admin/requests/find',
+                                  '/__admin/requests/count', '/v1/pets'])
+@pytest.mark.parametrize('number', ['1e999', '-1e999'])
+def test_a_number_too_large_for_a_double_is_refused_in_every_json_read(journal, path, number):
+    body = ('{"name": "Rex", "categoryId": %s}' if path == '/v1/pets' else
+            '{"operation": "createPet", "json_including": {"weightKg": %s}}') % number
+    answer = journal.post(path, body, {'Content-Type': 'application/json'}, status=400)
+    error = json.loads(answer.text, parse_constant=lambda name: pytest.fail(f'{name} sent'))
+    assert error['code'] == 'invalid_body' and 'too large for a number' in error['message']
+    assert len(journal.app.store) == 1  # the create before it alone
+
+
+def test_a_path_under_the_admin_prefix_that_is_nothing_names_the_admin_document(admin):
+    error = admin.get('/__admin/nope', status=404).json
+    assert error['message'] == ('nothing is at /__admin/nope; the admin endpoints are listed in '
+                                '/__admin/openapi.json')

@@ -418,3 +418,25 @@ def test_a_password_in_the_host_header_is_not_journalled():
     assert status == 400 and b'SECRET' not in answer
     assert 'SECRET' not in json.dumps(server.requests) and '<redacted>@evil' in entry['error'][
         'message']
+
+
+@pytest.mark.parametrize('target', ['user:hunter4@localhost/v1', 'http:/\\u:hunter4@localhost/v1/pets',
+                                    'http:///u:hunter4@/nope', '/v1/pets/u:hunter4@x'])
+def test_a_password_in_a_target_without_two_slashes_is_not_journalled_nor_logged(target):
+    lines: list[str] = []
+    app = stub.create_stub(admin=True, access_log=lines.append)
+    with stub.StubServer(app) as server:
+        status, _, answer = send(server.port, 'GET', target)
+        (entry,) = server.requests
+    assert status in (400, 404)
+    assert '<redacted>@' in entry['path'] + lines[0]
+    assert 'hunter4' not in json.dumps([answer.decode('latin-1'), entry, lines])
+
+
+def test_a_page_whose_origin_holds_a_password_is_named_without_it_in_the_cors_hint():
+    lines: list[str] = []
+    client = make_client(stub.create_stub(access_log=lines.append))
+    client.options('/v1/pets', headers={'Origin': 'http://u:hunter3@evil.example',
+                                        'Access-Control-Request-Method': 'GET'}, status=403)
+    hint = next(line for line in lines if line.startswith('petstore-stub: a page on'))
+    assert 'hunter3' not in hint and 'http://<redacted>@evil.example' in hint

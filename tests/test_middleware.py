@@ -474,3 +474,24 @@ def test_control_characters_in_the_path_are_escaped_in_the_access_log():
     (line,) = lines
     assert ' GET /v1/pets\\x0aforged\\x1b[31m 401 ' in line
     assert line.isprintable()
+
+
+@pytest.mark.parametrize('name, value', [
+    ('X-Forwarded-Host', 'user:hunter2@evil.com'),
+    ('X-Forwarded-Proto', 'user:hunter2@https'),
+    ('X-Forwarded-Port', 'user:hunter2@443'),
+    ('X-Forwarded-For', 'user:hunter2@203.0.113.7'),
+])
+def test_a_password_in_a_forwarded_header_is_masked_in_the_answer_the_journal_and_the_log(
+        name, value):
+    lines: list[str] = []
+    app = stub.create_stub(admin=True, trust_proxy=True, access_log=lines.append)
+    with stub.StubServer(app) as server:
+        status, _, answer = request(server, 'GET', '/v1/pets', {**AUTH, name: value})
+        (entry,) = server.requests
+    body = json.loads(answer)
+    assert (status, body['code']) == (400, 'invalid_header')
+    assert "got '<redacted>@" in body['message']
+    assert entry['headers'][name].startswith('<redacted>@')
+    assert 'hunter2' not in json.dumps([body, entry, lines])
+    server.assert_called('GET /v1/pets', headers={name: value})  # as sent, for a test to match
