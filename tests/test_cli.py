@@ -726,6 +726,19 @@ def test_a_store_with_pets_is_left_as_it_is_by_fixtures_and_the_banner_says_so(c
     assert '13 pets' in first_line and '--fixtures skipped: the store is not empty' in first_line
 
 
+def test_the_readmes_one_step_starts_a_demo_again_from_the_demo_animals(capsys):
+    assert '`rm petstore.json`, then the command above' in (MODULE.parent / 'README.md').read_text()
+    assert main(['--port', '0', '--fixtures']) == 0
+    with stub.StubStore('petstore.json') as store:  # the tour adds a pet
+        store.add({'name': 'Pip', 'categoryId': 3})
+    Path('petstore.json').unlink()  # the step
+    capsys.readouterr()
+    assert main(['--port', '0', '--fixtures', '--quiet']) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith(
+        ': 13 pets in petstore.json, 13 loaded from fixtures')
+    assert os.listdir('.') == ['petstore.json']
+
+
 @pytest.mark.parametrize('count, words', [(0, '0 pets'), (1, '1 pet in'), (2, '2 pets')])
 def test_the_banner_counts_pets_in_words(capsys, tmp_path, count, words):
     path = tmp_path / 'pets.json'
