@@ -1029,6 +1029,7 @@ EXTRA_TAGS = ('friendly', 'vaccinated', 'indoor', 'senior', 'rescue', 'trained')
 #: The operations whose answers hold Pets, which extra fields may be added to.
 PET_ANSWERS = ('listPets', 'createPet', 'getPet')
 EXCHANGE = 'petstore_stub.exchange'  #: the WSGI environ key of a request's Exchange
+AUTHORITY = 'petstore_stub.authority'  #: an absolute-form target's host, which Host gives way to
 #: An answer as WSGI sends it: its status line (``'201 Created'``), its headers, its body.
 Answer = tuple[str, list[tuple[str, str]], Iterable[bytes]]
 #: A node of X-Forwarded-For (RFC 7239, section 6), perhaps with a port; or a bare IPv6 address.
@@ -1794,16 +1795,21 @@ def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
 
 
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
-    """A 421 for a Host neither loopback nor allowed: a page's name pointed here (DNS rebinding)."""
-    host = environ.get('HTTP_HOST', 'localhost')  # none: HTTP/1.0, no browser's
-    name = (host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0]).lower()
-    if name in ('localhost', '127.0.0.1', '[::1]') or name in allowed_hosts or is_loopback(name):
-        return
-    raise ApiError(421, 'misdirected_request',
-                   f'the Host header names {without_credentials(printable(host[:100]))!r}; this '
-                   'stub answers only requests sent to localhost, 127.x.x.x or [::1] (a web page '
-                   'can point a name of its own at this machine). If the name is yours, start '
-                   'the stub with --allow-host NAME')
+    """A 421 for a Host neither loopback nor allowed: a page's name pointed here (DNS rebinding).
+    An absolute-form target's host is checked, and Host too: stricter than RFC 9112, 3.2.2."""
+    for where in (AUTHORITY, 'HTTP_HOST'):
+        host = environ.get(where, 'localhost')  # none: HTTP/1.0, no browser's
+        name = (host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0])
+        if name.lower() not in ('localhost', '127.0.0.1', '[::1]', *allowed_hosts) and not (
+                is_loopback(name.lower())):
+            raise ApiError(421, 'misdirected_request', f'the {WHERE[where]} names '
+                           f'{without_credentials(printable(host[:100]))!r}; this stub answers '
+                           'only requests sent to localhost, 127.x.x.x or [::1] (a web page can '
+                           'point a name of its own at this machine). If the name is yours, start '
+                           'the stub with --allow-host NAME')
+
+
+WHERE = {AUTHORITY: 'request target', 'HTTP_HOST': 'Host header'}  #: where a host is named
 
 
 def is_loopback(host: str) -> bool:
@@ -2140,7 +2146,8 @@ def page_policy() -> str:
 
 def app_url() -> str:
     environ = bottle.request.environ
-    host = environ.get('HTTP_HOST') or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}'
+    host = (environ.get(AUTHORITY) or environ.get('HTTP_HOST')
+            or f'{environ["SERVER_NAME"]}:{environ["SERVER_PORT"]}')
     return f'{environ["wsgi.url_scheme"]}://{host}{mount_point()}'
 
 
@@ -2869,7 +2876,7 @@ class Connection:
                 parts = urllib.parse.urlsplit(target)
                 path, host = parts.path, parts.netloc.rpartition('@')[2]
                 if host and request.refusal is None:
-                    headers['HTTP_HOST'] = host
+                    headers[AUTHORITY] = host  # Host stays as sent, for the journal
         headers.pop('HTTP_TRANSFER_ENCODING', None)  # read already: the body is what it gave
         if (content_type := headers.pop('HTTP_CONTENT_TYPE', None)) is not None:
             headers['CONTENT_TYPE'] = content_type  # WSGI's names for these two

@@ -491,13 +491,21 @@ def test_a_header_sent_twice_reaches_the_app_as_one_joined_by_a_comma(server):
     assert server.requests[-1]['headers']['X-Trace'] == 'a, b'
 
 
-@pytest.mark.parametrize('target, host, status', [
-    pytest.param(b'http://evil.example/v1/pets', b'localhost', 421, id='a foreign target host'),
-    pytest.param(b'http://localhost/v1/pets', b'evil.example', 200, id='a foreign Host header'),
+@pytest.mark.parametrize('target, host, status, named', [
+    pytest.param(b'http://evil.example/v1/pets', b'localhost', 421, 'request target',
+                 id='a foreign target host'),
+    pytest.param(b'http://localhost/v1/pets', b'evil.example', 421, 'Host header',
+                 id='a foreign Host header too'),
+    pytest.param(b'http://localhost:1/v1/pets', b'127.0.0.1', 200, None, id='both loopback'),
 ])
-def test_an_absolute_target_names_the_host_the_host_check_reads(server, target, host, status):
+def test_an_absolute_target_and_the_host_header_must_both_name_a_host_answered(
+        server, target, host, status, named):
     raw = GET_PETS.replace(b'/v1/pets', target).replace(b'Host: localhost', b'Host: ' + host)
     assert exchange(server.port, raw + b'Connection: close\r\n\r\n')[0] == status
+    entry = server.requests[-1]
+    assert entry['headers']['Host'] == host.decode()  # as sent
+    if named:
+        assert entry['error']['message'].startswith(f'the {named} names ')
 
 
 def test_an_upgrade_is_answered_as_http_1_1_then_closed(server):
