@@ -96,6 +96,7 @@ import time
 import traceback
 import types
 import urllib.parse
+import warnings
 import wsgiref.handlers
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -111,7 +112,7 @@ __all__ = [
     'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
     'serve']
 
-__version__ = '3.1.0'
+__version__ = '4.0.0'
 
 
 # =============================================================================
@@ -1195,13 +1196,13 @@ class StubApp(Controls):
     endpoints; ``cors`` lets pages on any origin call the API; the journal keeps ``journal_size``
     requests; ``trust_proxy`` takes the client's address from ``X-Forwarded-*``; ``access_log``
     gets a line per request; ``allowed_hosts``, unless None, lets an app on loopback answer only a
-    loopback Host or one of these; ``show_credentials`` journals and logs credentials unmasked;
-    ``extra_fields`` and ``seed``, as set_extra_fields() takes them, are where a reset goes back."""
+    loopback Host or one of these; ``extra_fields`` and ``seed``, as set_extra_fields() takes
+    them, are where a reset goes back. Credentials are masked wherever a request is shown."""
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                  base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
                  trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-                 access_log: Callable[[str], Any] | None = None, show_credentials: bool = False,
+                 access_log: Callable[[str], Any] | None = None,
                  allowed_hosts: Iterable[str] | None = None,
                  extra_fields: Sequence[str] | bool = False, seed: int | None = None) -> None:
         if isinstance(allowed_hosts, str):
@@ -1220,8 +1221,7 @@ class StubApp(Controls):
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
         self.fence, self.faults = Fence(), Faults()
         self.faults.extra_start = self.set_extra_fields(extra_fields, seed)  # a reset's
-        self.show_credentials = show_credentials
-        self.journal = Journal(journal_size, admin, None if show_credentials else self.api_keys)
+        self.journal = Journal(journal_size, admin, self.api_keys)
         self._hinted = False  #: whether the access log has said to restart with --cors
         add_documents(api, base_path, self.api_keys, admin)
         if admin:
@@ -1356,9 +1356,7 @@ class StubApp(Controls):
             query = environ.get('QUERY_STRING')
             path, mark, query = (environ.get('REQUEST_URI') or (  # as sent; in-process, rebuilt
                 environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))).partition('?')
-            if not self.show_credentials:  # an absolute target's user:password too
-                path, query = without_userinfo(path), masked_query(query)
-            target = path + mark + query
+            target = without_userinfo(path) + mark + masked_query(query)  # as the journal shows
             # A refusal's request line may have no target, or be no line at all ('-').
             log(log_line(environ.get('REMOTE_ADDR') or '-',
                                      f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
@@ -1494,7 +1492,7 @@ def is_plain_segment(segment: str) -> bool:
 class Journal:
     """The last ``size`` requests (0: none) as sent; not admin calls, the page ``/`` or its icon."""
 
-    def __init__(self, size: int, admin: bool, api_keys: Sequence[str] | None = ()) -> None:
+    def __init__(self, size: int, admin: bool, api_keys: Sequence[str] = ()) -> None:
         self.size, self.admin, self.api_keys = size, admin, api_keys
         self.coverage = Coverage()  #: counted as each entry is made, and kept past a clear
         #: Each entry, with when its request arrived.
@@ -1635,16 +1633,15 @@ class KeptBody:
 
 
 def journal_entry(environ: dict, exchange: Exchange, body: bytes,
-                  api_keys: Sequence[str] | None = ()) -> dict:
+                  api_keys: Sequence[str] = ()) -> dict:
     """What the journal keeps of a request, about 10 KB at most, credentials masked but the stub's
-    ``api_keys`` (None: none masked); the body is parsed when read."""
+    ``api_keys``; the body is parsed when read."""
     path, query = environ.get('PATH_INFO', ''), environ.get('QUERY_STRING', '')
     headers, headers_cut = request_headers(environ, api_keys)
     status = None if exchange.close else exchange.status
     error = exchange.error if status and status >= 400 else None
     return {'method': environ['REQUEST_METHOD'][:JOURNAL_TEXT_CHARS],
-            'path': clipped(path if api_keys is None else without_userinfo(path)),
-            'query': clipped(query if api_keys is None else masked_query(query)),
+            'path': clipped(without_userinfo(path)), 'query': clipped(masked_query(query)),
             'operation': exchange.operation, 'headers': headers,
             'body': body[:JOURNAL_BODY_BYTES + 1], 'status': status,
             'error': error and {**error, 'message': error['message'][:JOURNAL_TEXT_CHARS]},
@@ -1660,8 +1657,8 @@ def clipped(text: str) -> str:
     return text[:JOURNAL_TEXT_CHARS]
 
 
-def request_headers(environ: dict, api_keys: Sequence[str] | None) -> tuple[dict[str, str], bool]:
-    """The headers, credentials masked (None: none), and whether any were cut; UTF-8 where so."""
+def request_headers(environ: dict, api_keys: Sequence[str]) -> tuple[dict[str, str], bool]:
+    """The headers, credentials masked, and whether any were cut; UTF-8 where so."""
     headers: dict[str, str] = {}
     room = JOURNAL_HEADER_CHARS
     for key, value in environ.items():
@@ -1673,9 +1670,9 @@ def request_headers(environ: dict, api_keys: Sequence[str] | None) -> tuple[dict
         room -= len(name) + len(value)
         if room < 0:
             return headers, True
-        if api_keys is not None and CREDENTIAL.search(name):
+        if CREDENTIAL.search(name):
             value = masked(value, api_keys, scheme=name.endswith('Authorization'))
-        elif api_keys is not None and (shown := without_userinfo(value)) != value:
+        elif (shown := without_userinfo(value)) != value:
             value = Masked(shown, value)  # a Host's, an Origin's, an X-Forwarded-Host's
         headers[name] = value
     return headers, False
@@ -2987,9 +2984,12 @@ class Connection:
 
 
 class StubServer(Controls):
-    """The app served in a daemon thread, each connection by a Connection (CONNECTION_LIMIT at
-    most); ``port=0`` picks a free port, put in ``url``. With ``tls``, HTTPS; the CA to trust in
-    ``ca_file`` (new unless named), removed at stop."""
+    """A running stub, as ``with serve() as server:`` and the ``petstore_server`` fixture give one:
+    ``url``, ``api_key`` and ``headers`` for a client, the test API (Controls) to drive it.
+
+    Made here, it serves ``app`` in a daemon thread, each connection by a Connection
+    (CONNECTION_LIMIT at most); ``port=0`` picks a free port, put in ``url``. With ``tls``, HTTPS;
+    the CA to trust in ``ca_file`` (new unless named), removed at stop."""
 
     def __init__(self, app: StubApp, host: str = '127.0.0.1', port: int = 0, *,
                  tls: Tls | None = None, ca_file: str | os.PathLike | None = None,
@@ -3020,6 +3020,7 @@ class StubServer(Controls):
 
     @property
     def headers(self) -> dict[str, str]:
+        """The Authorization header of ``api_key``, for a client: ``headers=server.headers``."""
         return {'Authorization': f'Bearer {self.api_key}'}
 
     def check(self) -> None:
@@ -3124,23 +3125,28 @@ class StubServer(Controls):
 
 
 @contextlib.contextmanager
-def serve(*, db: str | os.PathLike | None = None, api_key: str | None = None,
-          staging: bool = False, fixtures: str | os.PathLike | bool | None = None,
-          cors: bool = False, host: str = '127.0.0.1', port: int = 0, tls: bool = False,
+def serve(*, db: str | os.PathLike | None = None, api_keys: Sequence[str] | None = None,
+          api_key: str | None = None, staging: bool = False,
+          fixtures: str | os.PathLike | bool | None = None, cors: bool = False,
+          host: str = '127.0.0.1', port: int = 0, tls: bool = False,
           journal_size: int = JOURNAL_SIZE, allowed_hosts: Iterable[str] | None = (),
           first_id: int = 1, extra_fields: Sequence[str] | bool = False) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block, then check() it.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file;
     new pets' ids start at ``first_id``; ``extra_fields`` is set_extra_fields()'s ``operations``.
-    Without ``api_key``, the demo key on loopback, elsewhere a random ``server.api_key`` (the demo
-    key there: a ValueError, before anything opens). On a loopback ``host``, a Host not loopback nor
-    in ``allowed_hosts`` gets a 421 (None: any Host). ``tls=True`` serves HTTPS with a throwaway CA
-    (``server.ca_file``, ``server.ssl_context()``)."""
-    (api_key,), _ = choose_api_keys([] if api_key is None else [api_key], host)
+    Without ``api_keys``, the demo key on loopback, elsewhere a random ``server.api_key`` (the demo
+    key there: a ValueError, before anything opens); ``api_key``, one key, is deprecated. On a
+    loopback ``host``, a Host not loopback nor in ``allowed_hosts`` gets a 421 (None: any Host).
+    ``tls=True`` serves HTTPS with a throwaway CA (``server.ca_file``, ``server.ssl_context()``)."""
+    if api_key is not None:
+        warnings.warn('serve(api_key=KEY) is deprecated: give serve(api_keys=[KEY]), as '
+                      'create_stub() takes them', DeprecationWarning, stacklevel=3)
+    given = (api_keys or []) if api_key is None else [api_key, *(api_keys or [])]
+    keys, _ = choose_api_keys(given, host)  # one string: a ValueError
     certificate = Tls(tls_names(host, allowed_hosts or ())) if tls else None
     with StubStore(db, first_id=first_id) as store:
-        app = create_stub(store, [api_key], STAGING_BASE_PATH if staging else BASE_PATH,
+        app = create_stub(store, keys, STAGING_BASE_PATH if staging else BASE_PATH,
                           admin=True, cors=cors, journal_size=journal_size,
                           allowed_hosts=allowed_hosts if is_loopback(host) else None,
                           extra_fields=extra_fields)
@@ -3217,8 +3223,6 @@ def build_parser() -> argparse.ArgumentParser:
     add('--tls-key', type=existing_file, metavar='FILE',
         help="--tls-cert's private key, unless the certificate's file holds it")
     add('--quiet', action='store_true', help='no access log')
-    add('--show-credentials', action='store_true',
-        help='journal and log credentials as sent, unmasked (to debug on your own machine)')
     add('--send-timeout', type=send_seconds, default=10.0, metavar='SECONDS',
         help='close a connection whose client takes under 16 KiB of its answer in SECONDS '
              '(default: %(default)g)')
@@ -3226,13 +3230,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def choose_api_keys(given: list[str], host: str) -> tuple[list[str], bool]:
+def choose_api_keys(given: Sequence[str], host: str) -> tuple[list[str], bool]:
     if not given:
         return ([DEMO_API_KEY], False) if is_loopback(host) else ([secrets.token_urlsafe(24)], True)
     check_api_keys(given)
     if DEMO_API_KEY in given and not is_loopback(host):
         raise ValueError(f'the demo key is published; choose another key to serve {host}')
-    return given, False
+    return list(given), False
 
 
 def flag_type(convert: Callable[[str], Any], accept: Callable[[Any], Any],
@@ -3367,7 +3371,6 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                           admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
                           journal_size=JOURNAL_SIZE if args.admin else 0,
                           access_log=None if args.quiet else console.log,
-                          show_credentials=args.show_credentials,
                           allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
                                          else args.allowed_hosts),
                           extra_fields=args.extra_fields or False, seed=args.seed)
@@ -3404,8 +3407,6 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         console.log(f"serving {url}  try: curl {trust}-H 'Authorization: Bearer {server.api_key}' "
                     f'{url}/pets')
         console.log(f'or open {url.removesuffix(server.app.base_path)}/ in a browser')
-        if args.show_credentials:
-            console.log('credentials are journalled and logged as sent (--show-credentials)')
         for delay in args.delay:
             app.set_delay(**delay)
         settings = app.settings()  # as set: a route's last --delay wins, and 0 is none
@@ -3544,7 +3545,7 @@ if 'pytest' in sys.modules:
     @pytest.fixture(scope='session')
     def petstore_session_server(petstore_api_key: str, petstore_staging: bool, petstore_tls: bool,
                                 request: pytest.FixtureRequest) -> Iterator[StubServer]:
-        with serve(api_key=petstore_api_key, staging=petstore_staging, tls=petstore_tls,
+        with serve(api_keys=[petstore_api_key], staging=petstore_staging, tls=petstore_tls,
                    **stub_options(request.config)) as server:
             yield server
             add_coverage(request.config, server.coverage())
@@ -3652,6 +3653,12 @@ if 'pytest' in sys.modules:
     def pytest_configure(config: pytest.Config) -> None:
         ini_option(config, 'coverage_fail_under', percent)  # a bad value stops the run at once
         stub_options(config)
+        for name in ('fail_on_bad_requests', 'fail_on_unmatched_requests', 'fail_on_unused_faults',
+                     'tls', 'coverage'):  # the true-or-false ones, read now, not at a teardown
+            try:
+                config.getini(f'petstore_{name}')
+            except (ValueError, pytest.UsageError) as error:  # "invalid truth value 'maybe'"
+                raise pytest.UsageError(f'petstore_{name}: give true or false ({error})') from None
         config.addinivalue_line('markers', 'petstore_allows_bad_requests: this test sends '
                                 'malformed requests on purpose (petstore_fail_on_bad_requests)')
         config.addinivalue_line('markers', 'petstore_allows_unmatched_requests: this test sends '

@@ -250,7 +250,7 @@ def test_the_page_asks_only_for_new_requests_and_follows_a_reset_from_a_test(pag
 
 
 def test_the_page_needs_nothing_from_elsewhere_and_no_key_when_not_on_offer(page):
-    with stub.serve(api_key='private-key') as server:
+    with stub.serve(api_keys=['private-key']) as server:
         fetched = []
         page.on('request', lambda request: fetched.append(request.url))
         page.goto(origin(server) + '/')

@@ -39,7 +39,7 @@ def test_serve_runs_on_a_free_loopback_port_with_the_demo_key():
 
 def test_serve_refuses_the_demo_key_on_a_network_host_before_it_binds(tmp_path):
     with pytest.raises(ValueError, match='the demo key is published; choose another key'):
-        with stub.serve(host='0.0.0.0', api_key=stub.DEMO_API_KEY, db=tmp_path / 'pets.json'):
+        with stub.serve(host='0.0.0.0', api_keys=[stub.DEMO_API_KEY], db=tmp_path / 'pets.json'):
             pass
     assert list(tmp_path.iterdir()) == []
 
@@ -55,8 +55,20 @@ def test_serve_on_a_network_host_without_a_key_generates_one():
                             timeout=10).status_code == 200
 
 
+def test_serve_takes_api_keys_as_create_stub_does_and_api_key_with_a_deprecation_warning():
+    with stub.serve(api_keys=['k-1', 'k-2']) as server:
+        assert server.api_key == 'k-1' and server.app.api_keys == ('k-1', 'k-2')
+    with pytest.warns(DeprecationWarning, match=r'give serve\(api_keys=\[KEY\]\)') as warned:
+        with stub.serve(api_key='k-3') as server:
+            assert server.app.api_keys == ('k-3',)
+    assert warned[0].filename == __file__  # the caller's line, not the stub's
+    with pytest.raises(ValueError, match='give a list of one or more API keys'):
+        with stub.serve(api_keys='k-4'):
+            pass
+
+
 def test_serve_staging_with_its_own_key():
-    with stub.serve(staging=True, api_key='k-123') as server:
+    with stub.serve(staging=True, api_keys=['k-123']) as server:
         assert server.url.endswith('/staging/v1')
         assert server.headers == {'Authorization': 'Bearer k-123'}
         connection = connect(server.url)

@@ -483,7 +483,7 @@ def test_control_characters_in_the_path_are_escaped_in_the_access_log():
     ('X-Forwarded-For', 'user:hunter2@203.0.113.7'),
 ])
 def test_a_password_in_a_forwarded_header_is_masked_in_the_answer_the_journal_and_the_log(
-        name, value):
+        name, value) -> None:
     lines: list[str] = []
     app = stub.create_stub(admin=True, trust_proxy=True, access_log=lines.append)
     with stub.StubServer(app) as server:

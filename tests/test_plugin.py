@@ -172,7 +172,11 @@ def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytest
     ('petstore_extra_fields = maybe', 'petstore_extra_fields: give true, false, or operations of '
                                       "listPets, createPet, getPet, split by commas or spaces; "
                                       "got 'maybe'"),
-    ("petstore_first_id = 7'", 'petstore_first_id: No closing quotation')])
+    ("petstore_first_id = 7'", 'petstore_first_id: No closing quotation'),
+    ('petstore_fail_on_unmatched_requests = maybe', 'petstore_fail_on_unmatched_requests: give '
+                                                    "true or false (invalid truth value 'maybe')"),
+    ('petstore_tls = sometimes', "petstore_tls: give true or false (invalid truth value "
+                                 "'sometimes')")])
 def test_an_ini_option_out_of_range_stops_the_run_before_any_test(pytester, ini, message):
     pytester.makeini(f'[pytest]\n{ini}\n')
     pytester.makepyfile(test_ids=FIRST_ID_TESTS)
