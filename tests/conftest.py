@@ -55,10 +55,12 @@ SLOW_README_EXAMPLES = {
 
 @pytest.hookimpl(wrapper=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int, int]:
-    """``-n auto``: a worker for each core and one more, which runs while the others wait on a
-    process, a browser or a socket; PYTEST_XDIST_AUTO_NUM_WORKERS, if set, as it says."""
+    """``-n auto``: a worker for each core, and one more where the slow tests run: it runs while
+    the others wait on a process, a browser or a socket. The fast tier waits on none, and a worker
+    more would only collect the tests once more. PYTEST_XDIST_AUTO_NUM_WORKERS, if set, decides."""
     cores = yield
-    return cores if os.environ.get('PYTEST_XDIST_AUTO_NUM_WORKERS') else cores + 1
+    fast = config.option.markexpr.replace(' ', '') == 'notslow'
+    return cores if fast or os.environ.get('PYTEST_XDIST_AUTO_NUM_WORKERS') else cores + 1
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
