@@ -677,6 +677,7 @@ class LockedJSONStorage(Storage):
         self.name = Path(path)  #: as given, for messages
         self.path = Path(os.path.realpath(path))  # a rename replaces the file, not a link to it
         self._descriptor = open_locked(self.path, self.name, os.O_RDONLY)
+        self._linked: list[int] = []  #: files a fold replaced that a hard link still names: locked
 
     def size(self) -> int:
         return os.fstat(self._descriptor).st_size
@@ -711,7 +712,10 @@ class LockedJSONStorage(Storage):
             os.close(descriptor)
             temporary.unlink(missing_ok=True)
             raise
-        os.close(self._descriptor)  # the old file, and its lock, are gone
+        if os.fstat(self._descriptor).st_nlink:  # a hard link made before: no stub starts on it
+            self._linked.append(self._descriptor)
+        else:
+            os.close(self._descriptor)  # the old file, and its lock, are gone
         self._descriptor = descriptor
         folder = os.open(self.path.parent, os.O_RDONLY)
         try:
@@ -720,6 +724,8 @@ class LockedJSONStorage(Storage):
             os.close(folder)
 
     def close(self) -> None:
+        for descriptor in self._linked:
+            os.close(descriptor)
         if self._descriptor >= 0:
             os.close(self._descriptor)
             self._descriptor = -1

@@ -684,6 +684,21 @@ def test_a_hard_link_to_the_database_is_the_same_database(tmp_path):
             StubStore(link)
 
 
+def test_a_hard_link_made_before_the_stub_started_stays_locked_after_a_fold(tmp_path):
+    path, link = tmp_path / 'pets.json', tmp_path / 'hard.json'
+    with StubStore(path) as store:
+        store.add(REX)
+    os.link(path, link)
+    with StubStore(path, checkpoint_lines=1) as store:
+        store.add(MYSTERY)
+        store.add(MYSTERY)  # folded: pets.json is a new file, and hard.json names the old one
+        assert not os.path.samefile(path, link)
+        with pytest.raises(DatabaseError, match='another stub is using this database'):
+            StubStore(link)
+    with StubStore(link) as old:  # once the stub is gone: the copy the link kept
+        assert len(old) == 1
+
+
 def test_the_lock_moves_to_each_new_file_a_checkpoint_writes(tmp_path):
     path = tmp_path / 'pets.json'
     with StubStore(path, checkpoint_lines=1) as store:
