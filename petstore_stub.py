@@ -223,7 +223,7 @@ def error_code_name(status: int) -> str:
 
 def without_userinfo(text: str) -> str:
     """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@."""
-    return re.sub(r'[^\s\'"/\\?&=;,@]*@', '<redacted>@', text)
+    return re.sub(r'[^\s\'"/?#@]*@', '<redacted>@', text)
 
 
 def printable(text: str) -> str:
@@ -365,9 +365,10 @@ def parse_json_object(body: bytes, what: str = 'a NewPet JSON object') -> dict:
 
 def loads_strict(text: str, **options: Any) -> Any:
     """``json.loads``, refusing NaN, Infinity and a number too large for a double (1e999, which
-    Python reads as infinity); nesting too deep to parse is a ValueError too."""
+    Python reads as infinity, or its 1000 digits); nesting too deep to parse is a ValueError too."""
     try:
-        return json.loads(text, parse_constant=reject_constant, parse_float=finite, **options)
+        return json.loads(text, parse_constant=reject_constant, parse_float=finite,
+                          parse_int=whole, **options)
     except RecursionError:
         raise ValueError('it is nested too deeply') from None
 
@@ -380,6 +381,11 @@ def finite(text: str) -> float:
     if math.isinf(number := float(text)):
         raise ValueError(f'{text[:40]} is too large for a number (a 64-bit double)')
     return number
+
+
+def whole(digits: str) -> int:
+    finite(digits)  # a 1 and 400 zeros is refused as 1e400 is
+    return int(digits)
 
 
 def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
@@ -1392,7 +1398,8 @@ def pass_on(error: bottle.HTTPError) -> str:
     """Raise every error bottle would send (its 404s too) as an ApiError, for respond() to send;
     a 404 under the admin prefix names the admin document, not the API's base path."""
     if error.status_code == 404 and not isinstance(error, ApiError) and is_admin_call(
-            bottle.request.environ):  # no route
+            bottle.request.environ) and any(route.name == 'adminOpenapi'  # no route there
+                                            for route in bottle.request.app.routes):
         path = printable(bottle.request.environ['bottle.raw_path'])
         raise ApiError(404, 'not_found', f'nothing is at {path}; the admin endpoints are listed '
                        f'in {ADMIN_PREFIX}openapi.json')
@@ -2402,13 +2409,16 @@ def call_differences(entry: dict, json: Any, query: Mapping[str, Any] | None,
         yield 'body', json, body
     if query is not None:
         parsed: dict[str, list[str]] = {}
-        with contextlib.suppress(ApiError):  # compared as sent, a credential shown masked
+        shown: dict[str, list[str]] = {}  #: as the journal shows it, where it masked any of it
+        with contextlib.suppress(ApiError):  # compared as sent
             parsed = parse_query(getattr(entry['query'], 'sent', entry['query']))
+            shown = parse_query(entry['query']) if hasattr(entry['query'], 'sent') else parsed
         for name, expected in query.items():
             sent = parsed.get(name, [ABSENT])
             if not same_json(expected, sent := sent[0] if len(sent) == 1 else sent):
-                yield f'query {name}', expected, '<redacted>' if sent is not ABSENT and hasattr(
-                    entry['query'], 'sent') and CREDENTIAL.search(name) else sent
+                masked = shown.get(name, ['<redacted>'])  # no name: the mask took it too
+                yield f'query {name}', expected, sent if sent is ABSENT else (
+                    masked[0] if len(masked) == 1 else masked)
     if headers:
         sent_headers = {name.lower(): value for name, value in entry['headers'].items()}
         for name, expected in headers.items():
@@ -3148,8 +3158,9 @@ def serve(*, db: str | os.PathLike | None = None, api_keys: Sequence[str] | None
     if api_key is not None:
         warnings.warn('serve(api_key=KEY) is deprecated: give serve(api_keys=[KEY]), as '
                       'create_stub() takes them', DeprecationWarning, stacklevel=3)
-    given = (api_keys or []) if api_key is None else [api_key, *(api_keys or [])]
-    keys, _ = choose_api_keys(given, host)  # one string: a ValueError
+    if api_keys is not None:
+        check_api_keys(api_keys)  # one string, or none: a ValueError
+    keys, _ = choose_api_keys([*([] if api_key is None else [api_key]), *(api_keys or [])], host)
     certificate = Tls(tls_names(host, allowed_hosts or ())) if tls else None
     with StubStore(db, first_id=first_id) as store:
         app = create_stub(store, keys, STAGING_BASE_PATH if staging else BASE_PATH,

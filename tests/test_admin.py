@@ -381,3 +381,17 @@ def test_a_path_under_the_admin_prefix_that_is_nothing_names_the_admin_document(
     error = admin.get('/__admin/nope', status=404).json
     assert error['message'] == ('nothing is at /__admin/nope; the admin endpoints are listed in '
                                 '/__admin/openapi.json')
+
+
+@pytest.mark.parametrize('digits', ['1' + '0' * 400, '-' + '9' * 400, '1' * 5000])
+def test_an_integer_past_a_doubles_range_is_refused_as_1e400_is(journal, digits):
+    body = f'{{"operation": "listPets", "json": {digits}}}'
+    error = journal.post('/__admin/requests/count', body, {'Content-Type': 'application/json'},
+                         status=400).json
+    assert error['code'] == 'invalid_body' and 'too large for a number' in error['message']
+    assert 'int_max_str_digits' not in error['message']
+
+
+def test_without_the_admin_endpoints_a_path_under_their_prefix_names_the_api():
+    error = make_client(stub.create_stub()).get('/__admin/nope', status=404).json
+    assert error['message'] == 'nothing is at /__admin/nope; the API is under /v1'

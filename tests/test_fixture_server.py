@@ -62,9 +62,10 @@ def test_serve_takes_api_keys_as_create_stub_does_and_api_key_with_a_deprecation
         with stub.serve(api_key='k-3') as server:
             assert server.app.api_keys == ('k-3',)
     assert warned[0].filename == __file__  # the caller's line, not the stub's
-    with pytest.raises(ValueError, match='give a list of one or more API keys'):
-        with stub.serve(api_keys='k-4'):
-            pass
+    for none in ('k-4', []):  # one string, or no key at all
+        with pytest.raises(ValueError, match='give a list of one or more API keys'):
+            with stub.serve(api_keys=none):
+                pass
 
 
 def test_serve_staging_with_its_own_key():

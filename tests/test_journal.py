@@ -439,3 +439,30 @@ def test_a_page_whose_origin_holds_a_password_is_named_without_it_in_the_cors_hi
                                         'Access-Control-Request-Method': 'GET'}, status=403)
     hint = next(line for line in lines if line.startswith('petstore-stub: a page on'))
     assert 'hunter3' not in hint and 'http://<redacted>@evil.example' in hint
+
+
+@pytest.mark.parametrize('target, shown', [
+    ('/v1/u:hunter2%C3%A9@x', '/v1/<redacted>@x'),  # escaped after it is masked
+    ('/v1/u:hunter2;x@y', '/v1/<redacted>@y'),  # ; , = & may be in a userinfo
+    ('/v1/u:hunter2,x=y&z@y', '/v1/<redacted>@y'),
+])
+def test_a_password_with_characters_a_userinfo_may_hold_is_masked_whole(target, shown) -> None:
+    lines: list[str] = []
+    app = stub.create_stub(admin=True, access_log=lines.append)
+    with stub.StubServer(app) as server:
+        status, _, answer = send(server.port, 'GET', target)
+        (entry,) = server.requests
+    assert (status, json.loads(answer)['message']) == (404, f'nothing is at {shown}')
+    assert 'hunter2' not in json.dumps([answer.decode('latin-1'), entry, lines])
+
+
+def test_an_assertion_shows_a_query_value_as_the_journal_masks_it() -> None:
+    app = stub.create_stub(admin=True)
+    client = make_client(app)
+    client.get('/v1/pets?next=http://u:hunter2@evil&x=token=hunter2', status=400)
+    with pytest.raises(AssertionError) as failure:
+        app.assert_called('GET /v1/pets', query={'next': 'n', 'x': 'y'})
+    refused = client.post_json('/__admin/requests/assert', {
+        'method': 'GET', 'path': '/v1/pets', 'query': {'next': 'n', 'x': 'y'}}, status=409)
+    assert "sent 'http://<redacted>@evil'" in str(failure.value)
+    assert 'hunter2' not in str(failure.value) + refused.text
