@@ -1377,7 +1377,7 @@ class StubApp(Controls):
                                      f'{(time.perf_counter() - started) * 1000:.1f}ms'))
         if not self._hinted and exchange.error and exchange.error['code'] == 'cors_not_enabled':
             self._hinted = True
-            origin = without_userinfo(printable(environ['HTTP_ORIGIN'][:200]))
+            origin = printable(without_userinfo(environ['HTTP_ORIGIN']))[:200]
             log(f'petstore-stub: a page on {origin} '
                             'asked to call the API; restart the stub with --cors to let it')
 
@@ -1691,11 +1691,9 @@ def request_headers(environ: dict, api_keys: Sequence[str]) -> tuple[dict[str, s
     return headers, False
 
 
-def without_credentials(quoted: str) -> str:
-    """Quoted request text, a user:password@ masked, cut where a credential header begins."""
-    quoted = without_userinfo(quoted)
-    found = re.search(rf'(?i)[^\s:\'"]*(?:{CREDENTIAL.pattern})[^\s:\'"]*\s*:', quoted)
-    return quoted if found is None else f'{quoted[:found.end()]} <redacted>'
+def quoted(text: str, size: int = 60) -> str:
+    """Request text as a message quotes it: masked whole first, then made printable and cut."""
+    return repr(printable(without_userinfo(text))[:size])
 
 
 class Masked(str):
@@ -1801,7 +1799,7 @@ def apply_forwarded(environ: dict) -> None:
 
 def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
     return ApiError(400, 'invalid_header',
-                    f'X-Forwarded-{name} must be {wanted}; got {printable(value[:60])!r}')
+                    f'X-Forwarded-{name} must be {wanted}; got {quoted(value)}')
 
 
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
@@ -1813,7 +1811,7 @@ def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
         if name.lower() not in ('localhost', '127.0.0.1', '[::1]', *allowed_hosts) and not (
                 is_loopback(name.lower())):
             raise ApiError(421, 'misdirected_request', f'the {WHERE[where]} names '
-                           f'{without_credentials(printable(host[:100]))!r}; this stub answers '
+                           f'{quoted(host, 100)}; this stub answers '
                            'only requests sent to localhost, 127.x.x.x or [::1] (a web page can '
                            'point a name of its own at this machine). If the name is yours, start '
                            'the stub with --allow-host NAME')
@@ -2018,7 +2016,7 @@ def as_given(value: Any, nothing: str) -> str:
 def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
     if unknown := [name for name in document if name not in defaults]:
         *names, last = defaults
-        raise bad_body(f'unknown field {printable(str(unknown[0])[:40])!r}; {kind} has '
+        raise bad_body(f'unknown field {quoted(str(unknown[0]), 40)}; {kind} has '
                        f'{", ".join(names)} and {last}')
     return {name: document.get(name, default) for name, default in defaults.items()}
 
@@ -2201,7 +2199,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         values = parse_query(bottle.request.query_string).get('since', ['0'])
         if (since := parse_whole_number(values[0])) is None or len(values) > 1:
             raise bad_parameter('since must be one whole number, the sequence of the last entry '
-                                f'you have; got {printable(", ".join(values)[:60])!r}')
+                                f'you have; got {quoted(", ".join(values))}')
         return stub.journal.entries(since)
 
     def assert_requests(document: dict) -> dict:
@@ -2231,7 +2229,8 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
           body=True, status=201)
     admin('DELETE', 'faults', 'clearFaults', stub.faults.clear)
     admin('DELETE', 'faults/<fault_id>', 'cancelFault', lambda fault_id: stub.faults.cancel(
-        parse_whole_number(fault_id) or printable(fault_id[:40])))  # as sent, if no id
+        parse_whole_number(fault_id)
+        or printable(without_userinfo(fault_id))[:40]))  # as sent, if no id
     admin('GET', 'settings', 'getSettings', stub.settings)
     admin('GET', 'coverage', 'getCoverage', stub.coverage)
     admin('DELETE', 'coverage', 'clearCoverage', stub.clear_coverage)
@@ -2684,16 +2683,16 @@ def refusal_of(request: Request, error: httptools.HttpParserError | None) -> Api
             return bad_request('Transfer-Encoding goes with neither Content-Length nor HTTP/1.0')
         if not codings or codings.count('chunked') > 1 or 'chunked' in codings[:-1]:
             return bad_request('the Transfer-Encoding header must name chunked, once and last; '
-                               f'got {printable(coding[:60])!r}')
+                               f'got {quoted(coding)}')
         if codings != ['chunked']:
             return ApiError(501, error_code_name(501), 'the only Transfer-Encoding served is '
-                            f'chunked; got {printable(coding[:60])!r}')
+                            f'chunked; got {quoted(coding)}')
     if (host is None and version == '1.1') or (host is not None and ',' in host):
         return bad_request('send one Host header (an HTTP/1.1 request must)')  # twice: joined
     if host is not None and ((found := HOST_PATTERN.fullmatch(host)) is None
                              or int(found['port'] or 0) > 65535):
         return bad_request('the Host header must be a host name, with a port if any; '
-                           f'got {without_credentials(host[:60])!r}')
+                           f'got {quoted(host)}')
     absolute = not target.startswith(('/', '*'))  # the absolute form (RFC 9112, 3.2)
     try:  # a path alone holds no authority to split: the common request costs no split
         parts = urllib.parse.urlsplit(target) if absolute or target.startswith('//') else None
@@ -2707,7 +2706,7 @@ def refusal_of(request: Request, error: httptools.HttpParserError | None) -> Api
     if length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES:
         return body_too_large()
     problem = None if error is None else {  # by its class: the parser's words are not ours
-        httptools.HttpParserInvalidMethodError: f'{printable(request.method[:20])!r} is not a '
+        httptools.HttpParserInvalidMethodError: f'{quoted(request.method, 20)} is not a '
                                                 'method (they are in capitals)',
         httptools.HttpParserInvalidURLError: 'the request target must be a path or a URL',
     }.get(type(error), 'each header line must be Name: value, end in CRLF and hold no control '

@@ -495,3 +495,21 @@ def test_a_password_in_a_forwarded_header_is_masked_in_the_answer_the_journal_an
     assert entry['headers'][name].startswith('<redacted>@')
     assert 'hunter2' not in json.dumps([body, entry, lines])
     server.assert_called('GET /v1/pets', headers={name: value})  # as sent, for a test to match
+
+
+@pytest.mark.parametrize('name', ['X-Forwarded-Host', 'X-Forwarded-For', 'X-Forwarded-Proto'])
+def test_a_password_longer_than_the_quote_is_masked_before_the_quote_is_cut(name) -> None:
+    value = 'u:hunter2' + 'x' * 80 + '@evil.example'  # its @ past the 60 characters quoted
+    app = stub.create_stub(admin=True, trust_proxy=True)
+    with stub.StubServer(app) as server:
+        status, _, answer = request(server, 'GET', '/v1/pets', {**AUTH, name: value})
+        (entry,) = server.requests
+    assert status == 400 and "got '<redacted>@evil.example'" in json.loads(answer)['message']
+    assert 'hunter2' not in json.dumps([answer.decode('latin-1'), entry])
+
+
+def test_a_host_with_a_long_password_is_masked_before_the_refusal_quotes_it(server) -> None:
+    host = 'u:hunter2' + 'x' * 80 + '@evil'
+    status, _, answer = send(server.port, 'GET', '/v1/pets', host=host)
+    assert status == 400 and 'hunter2' not in answer.decode('latin-1')
+    assert 'hunter2' not in json.dumps(server.requests[-1])
