@@ -226,6 +226,11 @@ def without_userinfo(text: str) -> str:
     return re.sub(r'[^\s\'"/?#@]*@', '<redacted>@', text)
 
 
+def quoted(raw: str, size: int = 40) -> str:
+    """A value the client sent, as an error quotes it: a user:password@ masked, then cut."""
+    return repr(without_userinfo(raw)[:size])
+
+
 def printable(text: str) -> str:
     """Every character outside printable ASCII escaped: no forged line, no terminal escape."""
     if text.isascii() and text.isprintable():
@@ -265,7 +270,7 @@ def parse_limit(raw: str | None) -> int:
     limit = parse_whole_number(raw)
     if limit is None or not LIMIT_MIN <= limit <= LIMIT_MAX:
         raise bad_parameter(
-            f'limit must be a whole number from {LIMIT_MIN} to {LIMIT_MAX}; got {raw[:40]!r}')
+            f'limit must be a whole number from {LIMIT_MIN} to {LIMIT_MAX}; got {quoted(raw)}')
     return limit
 
 
@@ -273,7 +278,7 @@ def parse_status(raw: str | None) -> str | None:
     """``status`` as sent (or None) -> one of PET_STATUSES, or None."""
     if raw is None or raw in PET_STATUSES:
         return raw
-    raise bad_parameter(f'status must be one of {", ".join(PET_STATUSES)}; got {raw[:40]!r}')
+    raise bad_parameter(f'status must be one of {", ".join(PET_STATUSES)}; got {quoted(raw)}')
 
 
 def parse_query(query_string: str) -> dict[str, list[str]]:
@@ -313,14 +318,14 @@ def check_query_names(query: Mapping[str, list[str]], operation: str,
     unknown = sorted(set(query) - set(names))
     if unknown:
         takes = f'takes {" and ".join(names)} only' if names else 'takes no query parameters'
-        raise bad_parameter(f'unknown query parameter {unknown[0][:40]!r}; {operation} {takes}')
+        raise bad_parameter(f'unknown query parameter {quoted(unknown[0])}; {operation} {takes}')
 
 
 def parse_pet_id(raw: str) -> int:
     """``petId`` from the path -> an int64 (zero and negatives are valid, never found)."""
     pet_id = parse_whole_number(raw, signed=True)
     if pet_id is None or not INT64_MIN <= pet_id <= INT64_MAX:
-        raise bad_parameter(f'petId must be an int64 integer; got {raw[:40]!r}')
+        raise bad_parameter(f'petId must be an int64 integer; got {quoted(raw)}')
     return pet_id
 
 
@@ -329,7 +334,7 @@ def check_content_type(content_type: str) -> None:
     media_type, *parameters = [part.strip().lower() for part in content_type.split(';')]
     charsets = [p.partition('=')[2].strip('"') for p in parameters if p.startswith('charset=')]
     if media_type != 'application/json' or any(c != 'utf-8' for c in charsets):
-        got = f'got {content_type[:60]!r}' if content_type else 'got no Content-Type'
+        got = f'got {quoted(content_type, 60)}' if content_type else 'got no Content-Type'
         raise ApiError(415, 'unsupported_media_type',
                        f'send the body as Content-Type: application/json; {got}')
 
@@ -1691,7 +1696,7 @@ def request_headers(environ: dict, api_keys: Sequence[str]) -> tuple[dict[str, s
     return headers, False
 
 
-def quoted(text: str, size: int = 60) -> str:
+def quoted_text(text: str, size: int = 60) -> str:
     """Request text as a message quotes it: masked whole first, then made printable and cut."""
     return repr(printable(without_userinfo(text))[:size])
 
@@ -1799,7 +1804,7 @@ def apply_forwarded(environ: dict) -> None:
 
 def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
     return ApiError(400, 'invalid_header',
-                    f'X-Forwarded-{name} must be {wanted}; got {quoted(value)}')
+                    f'X-Forwarded-{name} must be {wanted}; got {quoted_text(value)}')
 
 
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
@@ -1811,7 +1816,7 @@ def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
         if name.lower() not in ('localhost', '127.0.0.1', '[::1]', *allowed_hosts) and not (
                 is_loopback(name.lower())):
             raise ApiError(421, 'misdirected_request', f'the {WHERE[where]} names '
-                           f'{quoted(host, 100)}; this stub answers '
+                           f'{quoted_text(host, 100)}; this stub answers '
                            'only requests sent to localhost, 127.x.x.x or [::1] (a web page can '
                            'point a name of its own at this machine). If the name is yours, start '
                            'the stub with --allow-host NAME')
@@ -2016,7 +2021,7 @@ def as_given(value: Any, nothing: str) -> str:
 def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
     if unknown := [name for name in document if name not in defaults]:
         *names, last = defaults
-        raise bad_body(f'unknown field {quoted(str(unknown[0]), 40)}; {kind} has '
+        raise bad_body(f'unknown field {quoted_text(str(unknown[0]), 40)}; {kind} has '
                        f'{", ".join(names)} and {last}')
     return {name: document.get(name, default) for name, default in defaults.items()}
 
@@ -2199,7 +2204,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         values = parse_query(bottle.request.query_string).get('since', ['0'])
         if (since := parse_whole_number(values[0])) is None or len(values) > 1:
             raise bad_parameter('since must be one whole number, the sequence of the last entry '
-                                f'you have; got {quoted(", ".join(values))}')
+                                f'you have; got {quoted_text(", ".join(values))}')
         return stub.journal.entries(since)
 
     def assert_requests(document: dict) -> dict:
@@ -2683,16 +2688,16 @@ def refusal_of(request: Request, error: httptools.HttpParserError | None) -> Api
             return bad_request('Transfer-Encoding goes with neither Content-Length nor HTTP/1.0')
         if not codings or codings.count('chunked') > 1 or 'chunked' in codings[:-1]:
             return bad_request('the Transfer-Encoding header must name chunked, once and last; '
-                               f'got {quoted(coding)}')
+                               f'got {quoted_text(coding)}')
         if codings != ['chunked']:
             return ApiError(501, error_code_name(501), 'the only Transfer-Encoding served is '
-                            f'chunked; got {quoted(coding)}')
+                            f'chunked; got {quoted_text(coding)}')
     if (host is None and version == '1.1') or (host is not None and ',' in host):
         return bad_request('send one Host header (an HTTP/1.1 request must)')  # twice: joined
     if host is not None and ((found := HOST_PATTERN.fullmatch(host)) is None
                              or int(found['port'] or 0) > 65535):
         return bad_request('the Host header must be a host name, with a port if any; '
-                           f'got {quoted(host)}')
+                           f'got {quoted_text(host)}')
     absolute = not target.startswith(('/', '*'))  # the absolute form (RFC 9112, 3.2)
     try:  # a path alone holds no authority to split: the common request costs no split
         parts = urllib.parse.urlsplit(target) if absolute or target.startswith('//') else None
@@ -2706,7 +2711,7 @@ def refusal_of(request: Request, error: httptools.HttpParserError | None) -> Api
     if length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES:
         return body_too_large()
     problem = None if error is None else {  # by its class: the parser's words are not ours
-        httptools.HttpParserInvalidMethodError: f'{quoted(request.method, 20)} is not a '
+        httptools.HttpParserInvalidMethodError: f'{quoted_text(request.method, 20)} is not a '
                                                 'method (they are in capitals)',
         httptools.HttpParserInvalidURLError: 'the request target must be a path or a URL',
     }.get(type(error), 'each header line must be Name: value, end in CRLF and hold no control '

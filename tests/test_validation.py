@@ -497,3 +497,13 @@ def test_deeply_nested_bodies_are_400s_that_hold_no_memory():
     # Before, each such request held 2.9 MB for good: 200 of them, 580 MB.
     assert grown < 20, f'RSS grew {grown:.1f} MB over 200 deeply nested bodies'
     assert 'Traceback' not in server.process_stderr
+
+
+@pytest.mark.parametrize('target', [
+    '/v1/pets?limit=u:hunter2' + 'x' * 60 + '@evil', '/v1/pets?status=u:hunter2' + 'x' * 60 + '@e',
+    '/v1/pets?u:hunter2' + 'x' * 60 + '@e=1', '/v1/pets/u:hunter2' + 'x' * 60 + '@e'])
+def test_a_value_quoted_in_an_error_is_masked_before_it_is_cut(target):
+    client = webtest.TestApp(stub.create_app())
+    message = client.get(target, headers=AUTH, status=400).json['message']
+    assert 'hunter2' not in message
+    assert "got '<redacted>@" in message or "parameter '<redacted>@" in message
