@@ -164,7 +164,7 @@ class ApiError(bottle.HTTPError):
                  details: Mapping[str, Any] | None = None) -> None:
         # ``details``: more fields, for the admin API's machine-readable failures; the spec's
         # operations send the three alone. A user:password@ that a client sent never goes back.
-        message = without_userinfo(message)
+        message = without_userinfo(message, quoted=True)
         body = to_json({'code': code, 'message': message, 'status': status, **(details or {})})
         super().__init__(status, body, headers=dict(headers or {}))
         self.content_type = 'application/json'
@@ -193,7 +193,7 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
         return error
     if error.status_code == 500:  # a failure, whose traceback bottle has written to the log
         return stub_failed()
-    path = printable(bottle.request.environ['bottle.raw_path'])
+    path = printable(without_userinfo(bottle.request.environ['bottle.raw_path']))
     allow = error.get_header('Allow')
     base = bottle.request.app.config.get('petstore.base_path', '')
     elsewhere = '' if path.startswith(base + '/') else f'; the API is under {base}'
@@ -221,9 +221,10 @@ def error_code_name(status: int) -> str:
     return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot": i_m_a_teapot
 
 
-def without_userinfo(text: str) -> str:
-    """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@."""
-    return re.sub(r'[^\s\'"/?#@]*@', '<redacted>@', text)
+def without_userinfo(text: str, quoted: bool = False) -> str:
+    """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@. In
+    a message that quotes it (``quoted``), a space or a quote ends the part too."""
+    return re.sub(r'[^\s\'"/?#@]*@' if quoted else r'[^/?#@]*@', '<redacted>@', text)
 
 
 def quoted(raw: str, size: int = 40) -> str:
@@ -1405,7 +1406,7 @@ def pass_on(error: bottle.HTTPError) -> str:
     if error.status_code == 404 and not isinstance(error, ApiError) and is_admin_call(
             bottle.request.environ) and any(route.name == 'adminOpenapi'  # no route there
                                             for route in bottle.request.app.routes):
-        path = printable(bottle.request.environ['bottle.raw_path'])
+        path = printable(without_userinfo(bottle.request.environ['bottle.raw_path']))
         raise ApiError(404, 'not_found', f'nothing is at {path}; the admin endpoints are listed '
                        f'in {ADMIN_PREFIX}openapi.json')
     raise as_api_error(error)

@@ -445,6 +445,8 @@ def test_a_page_whose_origin_holds_a_password_is_named_without_it_in_the_cors_hi
     ('/v1/u:hunter2%C3%A9@x', '/v1/<redacted>@x'),  # escaped after it is masked
     ('/v1/u:hunter2;x@y', '/v1/<redacted>@y'),  # ; , = & may be in a userinfo
     ('/v1/u:hunter2,x=y&z@y', '/v1/<redacted>@y'),
+    ("/v1/u:hunter2'x@y", '/v1/<redacted>@y'),  # a quote, which a message puts around a value
+    ('/v1/u:hunter2%20x@y', '/v1/<redacted>@y'),  # a space, once decoded
 ])
 def test_a_password_with_characters_a_userinfo_may_hold_is_masked_whole(target, shown) -> None:
     lines: list[str] = []
