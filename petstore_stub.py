@@ -1727,11 +1727,13 @@ def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
 
 def masked_query(query: str) -> str:
     """A query, each pair masked whose text before its last = names a credential (``a;token=``),
-    and each user:password@."""
-    shown = without_userinfo(re.sub(
+    and each user:password@ in a value (its name kept, and the other pairs)."""
+    shown = re.sub(
         r'(?<![^&])([^&=]*)=([^&]*)', lambda pair: f'{pair[1]}=<redacted: {len(pair[2])} '
         'characters>' if CREDENTIAL.search(urllib.parse.unquote_plus(pair[0].rpartition('=')[0]))
-        else pair[0], query))
+        else pair[0], query)
+    shown = re.sub(r'(?<![^&])([^&=]*=)?([^&]*)', lambda pair: (pair[1] or '') + without_userinfo(
+        pair[2]), shown)
     return query if shown == query else Masked(shown, query)
 
 

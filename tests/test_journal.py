@@ -468,3 +468,9 @@ def test_an_assertion_shows_a_query_value_as_the_journal_masks_it() -> None:
         'method': 'GET', 'path': '/v1/pets', 'query': {'next': 'n', 'x': 'y'}}, status=409)
     assert "sent 'http://<redacted>@evil'" in str(failure.value)
     assert 'hunter2' not in str(failure.value) + refused.text
+
+
+def test_a_userinfo_in_a_query_value_is_masked_and_the_other_pairs_are_kept() -> None:
+    app = stub.create_stub(admin=True)
+    make_client(app).get('/v1/pets?limit=5&next=http://u:hunter2@evil&x=1', status=400)
+    assert app.requests[0]['query'] == 'limit=5&next=http://<redacted>@evil&x=1'
