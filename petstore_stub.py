@@ -224,7 +224,8 @@ def error_code_name(status: int) -> str:
 def without_userinfo(text: str, quoted: bool = False) -> str:
     """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@. In
     a message that quotes it (``quoted``), a space or a quote ends the part too."""
-    return re.sub(r'[^\s\'"/?#@]*@' if quoted else r'[^/?#@]*@', '<redacted>@', text)
+    part = r'[^\s\'"/?#@]' if quoted else r'[^/?#@]'  # each tried from its start alone: linear
+    return re.sub(rf'(?<!{part}){part}*@', '<redacted>@', text)
 
 
 def quoted(raw: str, size: int = 40) -> str:
