@@ -1729,12 +1729,12 @@ def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
 def masked_query(query: str) -> str:
     """A query, each pair masked whose text before its last = names a credential (``a;token=``),
     and each user:password@ in a value (its name kept, and the other pairs)."""
-    shown = re.sub(
-        r'(?<![^&])([^&=]*)=([^&]*)', lambda pair: f'{pair[1]}=<redacted: {len(pair[2])} '
-        'characters>' if CREDENTIAL.search(urllib.parse.unquote_plus(pair[0].rpartition('=')[0]))
-        else pair[0], query)
-    shown = re.sub(r'(?<![^&])([^&=]*=)?([^&]*)', lambda pair: (pair[1] or '') + without_userinfo(
-        pair[2]), shown)
+    def mask(pair: re.Match[str]) -> str:  # a name and its =, if any; its value
+        name, value = pair[1] or '', pair[2]
+        if name and CREDENTIAL.search(urllib.parse.unquote_plus(pair[0].rpartition('=')[0])):
+            return f'{name}<redacted: {len(value)} characters>'
+        return name + without_userinfo(value)
+    shown = re.sub(r'(?<![^&])([^&=]*=)?([^&]*)', mask, query)
     return query if shown == query else Masked(shown, query)
 
 
