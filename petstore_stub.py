@@ -1698,11 +1698,6 @@ def request_headers(environ: dict, api_keys: Sequence[str]) -> tuple[dict[str, s
     return headers, False
 
 
-def quoted_text(text: str, size: int = 60) -> str:
-    """Request text as a message quotes it: masked whole first, then made printable and cut."""
-    return repr(printable(without_userinfo(text))[:size])
-
-
 class Masked(str):
     """A credential as the journal shows it wherever it goes, ``Bearer <redacted: 16 characters>``;
     ``sent``, as sent, lets a test's expected headers match, and never leaves the process."""
@@ -1808,7 +1803,7 @@ def apply_forwarded(environ: dict) -> None:
 
 def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
     return ApiError(400, 'invalid_header',
-                    f'X-Forwarded-{name} must be {wanted}; got {quoted_text(value)}')
+                    f'X-Forwarded-{name} must be {wanted}; got {quoted(printable(value), 60)}')
 
 
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
@@ -1820,7 +1815,7 @@ def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
         if not ((name := name.lower()) in ('localhost', '127.0.0.1', '[::1]')
                 or name in allowed_hosts or is_loopback(name)):
             raise ApiError(421, 'misdirected_request', f'the {WHERE[where]} names '
-                           f'{quoted_text(host, 100)}; this stub answers '
+                           f'{quoted(printable(host), 100)}; this stub answers '
                            'only requests sent to localhost, 127.x.x.x or [::1] (a web page can '
                            'point a name of its own at this machine). If the name is yours, start '
                            'the stub with --allow-host NAME')
@@ -2025,7 +2020,7 @@ def as_given(value: Any, nothing: str) -> str:
 def fields_of(document: Mapping[str, Any], kind: str, **defaults: Any) -> dict:
     if unknown := [name for name in document if name not in defaults]:
         *names, last = defaults
-        raise bad_body(f'unknown field {quoted_text(str(unknown[0]), 40)}; {kind} has '
+        raise bad_body(f'unknown field {quoted(printable(str(unknown[0])))}; {kind} has '
                        f'{", ".join(names)} and {last}')
     return {name: document.get(name, default) for name, default in defaults.items()}
 
@@ -2208,7 +2203,7 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
         values = parse_query(bottle.request.query_string).get('since', ['0'])
         if (since := parse_whole_number(values[0])) is None or len(values) > 1:
             raise bad_parameter('since must be one whole number, the sequence of the last entry '
-                                f'you have; got {quoted_text(", ".join(values))}')
+                                f'you have; got {quoted(printable(", ".join(values)), 60)}')
         return stub.journal.entries(since)
 
     def assert_requests(document: dict) -> dict:
@@ -2692,16 +2687,16 @@ def refusal_of(request: Request, error: httptools.HttpParserError | None) -> Api
             return bad_request('Transfer-Encoding goes with neither Content-Length nor HTTP/1.0')
         if not codings or codings.count('chunked') > 1 or 'chunked' in codings[:-1]:
             return bad_request('the Transfer-Encoding header must name chunked, once and last; '
-                               f'got {quoted_text(coding)}')
+                               f'got {quoted(printable(coding), 60)}')
         if codings != ['chunked']:
             return ApiError(501, error_code_name(501), 'the only Transfer-Encoding served is '
-                            f'chunked; got {quoted_text(coding)}')
+                            f'chunked; got {quoted(printable(coding), 60)}')
     if (host is None and version == '1.1') or (host is not None and ',' in host):
         return bad_request('send one Host header (an HTTP/1.1 request must)')  # twice: joined
     if host is not None and ((found := HOST_PATTERN.fullmatch(host)) is None
                              or int(found['port'] or 0) > 65535):
         return bad_request('the Host header must be a host name, with a port if any; '
-                           f'got {quoted_text(host)}')
+                           f'got {quoted(printable(host), 60)}')
     absolute = not target.startswith(('/', '*'))  # the absolute form (RFC 9112, 3.2)
     try:  # a path alone holds no authority to split: the common request costs no split
         parts = urllib.parse.urlsplit(target) if absolute or target.startswith('//') else None
@@ -2715,7 +2710,7 @@ def refusal_of(request: Request, error: httptools.HttpParserError | None) -> Api
     if length is not None and (parse_whole_number(length) or 0) > SERVER_MAX_BODY_BYTES:
         return body_too_large()
     problem = None if error is None else {  # by its class: the parser's words are not ours
-        httptools.HttpParserInvalidMethodError: f'{quoted_text(request.method, 20)} is not a '
+        httptools.HttpParserInvalidMethodError: f'{quoted(printable(request.method), 20)} is not a '
                                                 'method (they are in capitals)',
         httptools.HttpParserInvalidURLError: 'the request target must be a path or a URL',
     }.get(type(error), 'each header line must be Name: value, end in CRLF and hold no control '
