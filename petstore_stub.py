@@ -396,12 +396,13 @@ def whole(digits: str) -> int:
 
 
 def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
-    document = dict(pairs)
-    if len(document) != len(pairs):  # a key came twice: name the first one that did
-        keys = [key for key, _ in pairs]
-        duplicate = next(key for n, key in enumerate(keys) if key in keys[:n])
-        raise ValueError(f'the key {duplicate!r} appears twice')
-    return document
+    """A JSON object's pairs -> a dict; a ValueError names the first key that comes twice."""
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f'the key {key!r} appears twice')
+        seen.add(key)
+    return dict(pairs)
 
 
 def parse_new_pet(document: Any) -> dict:

@@ -3,11 +3,13 @@ over HTTP, each refused with the spec's Error body, changing nothing and holding
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
 import webtest
 
+import conftest
 import petstore_stub as stub
 from conftest import AUTH, JSON, NOT_ALLOWED, StubProcess, make_client, port_of, raw_post, rss_mb
 from petstore_stub import ApiError
@@ -134,6 +136,16 @@ def test_check_content_type_refuses_anything_but_json(content_type):
 ])
 def test_parse_json_object_refuses_what_is_not_one_json_object(body, words):
     assert_refused(lambda: stub.parse_json_object(body), 400, 'invalid_body', *words)
+
+
+def test_a_key_given_twice_at_the_end_of_the_largest_body_is_found_as_fast_as_it_is_read():
+    pairs = [f'"k{n}": 0' for n in range(80_000)]
+    once, twice = (('{' + ', '.join(keys) + '}').encode() for keys in (pairs, [*pairs, '"k0": 1']))
+    assert len(twice) < stub.MAX_BODY_BYTES
+    bound = conftest.ten_times(lambda: stub.parse_json_object(once))
+    started = time.monotonic()
+    assert_refused(lambda: stub.parse_json_object(twice), 400, 'invalid_body', "'k0' appears twice")
+    assert time.monotonic() - started < bound  # not a search of the keys before each key
 
 
 def test_parse_json_object_reads_utf8():
