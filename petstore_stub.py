@@ -129,41 +129,35 @@ PET_STATUSES = ('available', 'pending', 'sold')
 NEW_PET_FIELDS = ('name', 'categoryId', 'status')
 LIMIT_MIN, LIMIT_MAX, LIMIT_DEFAULT = 1, 100, 20
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
-#: The spec sets no size limit; a NewPet is tiny.
+#: The spec sets no size limit. A NewPet is tiny, so a megabyte is plenty.
 MAX_BODY_BYTES = 1024 * 1024
 
-#: What a 404 says when the id asked for is one the stub gave, rounded through a 64-bit float.
-FLOAT_IDS = 'the client may hold ids as floating-point numbers'
-
-#: Published in the README, so it is only ever served on loopback.
+#: The README publishes this key, so the stub accepts it only when it listens on loopback.
 DEMO_API_KEY = 'petstore-demo-key'
-#: RFC 6750 b64token: the characters a bearer token may hold.
+#: The characters a bearer token may hold (RFC 6750 calls such a token a b64token).
 TOKEN_PATTERN = re.compile(r'[A-Za-z0-9\-._~+/]+=*')
 REALM = 'petstore'
 
-#: getPet is deprecated (RFC 9745) and goes away on 5 December 2030 (RFC 8594).
-#: The spec gives no deprecation date; 1 January 2026 stands in for it.
+#: getPet is deprecated (RFC 9745) and goes away on 5 December 2030 (RFC 8594). The spec gives
+#: no date for the deprecation, so 1 January 2026 stands in for it.
 DEPRECATED_SINCE = 1767225600
 SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
-
-#: What a browser or a code generator may fetch without a key (with GET or HEAD).
-FAVICON = '/favicon.ico'
-JOURNAL_SIZE = 1000
 
 
 # -- ApiError: the one exception, and the Error body ---------------------------
 
 class ApiError(bottle.HTTPError):
-    """Raised anywhere to answer with the spec's Error body, which is made here and nowhere else.
+    """Raised anywhere to answer with the spec's Error body. The body is made here and nowhere else.
 
-    It is a bottle HTTPError, so bottle stops the request where it is raised (in a hook, a route or
-    the store) and hands it to the app's error handler."""
+    An ApiError is a bottle HTTPError, so bottle stops the request where it is raised (in a hook, a
+    route or the store) and hands it to the app's error handler."""
 
     def __init__(self, status: int, code: str, message: str,
                  headers: Mapping[str, str] | None = None,
                  details: Mapping[str, Any] | None = None) -> None:
-        # ``details``: more fields, for the admin API's machine-readable failures; the spec's
-        # operations send the three alone. A user:password@ that a client sent never goes back.
+        # The spec's operations send the three fields alone. Part 2's admin API adds ``details``,
+        # more fields that a program can read. A password that a client sent in a URL, as in
+        # http://user:password@host/, is never sent back.
         message = without_userinfo(message, quoted=True)
         body = to_json({'code': code, 'message': message, 'status': status, **(details or {})})
         super().__init__(status, body, headers=dict(headers or {}))
@@ -191,7 +185,7 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
     """An ApiError as it is; bottle's own errors (no route, a wrong method, a crash) as one."""
     if isinstance(error, ApiError):
         return error
-    if error.status_code == 500:  # a failure, whose traceback bottle has written to the log
+    if error.status_code == 500:  # A crash: bottle has written its traceback to the log.
         return stub_failed()
     path = printable(without_userinfo(bottle.request.environ['bottle.raw_path']))
     allow = error.get_header('Allow')
@@ -224,7 +218,9 @@ def error_code_name(status: int) -> str:
 def without_userinfo(text: str, quoted: bool = False) -> str:
     """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@. In
     a message that quotes it (``quoted``), a space or a quote ends the part too."""
-    part = r'[^\s\'"/?#@]' if quoted else r'[^/?#@]'  # each tried from its start alone: linear
+    part = r'[^\s\'"/?#@]' if quoted else r'[^/?#@]'
+    # The lookbehind lets a match start only where a part starts. Without it, a long part with no
+    # @ would be tried from each of its characters, and the time would grow as the square.
     return re.sub(rf'(?<!{part}){part}*@', '<redacted>@', text)
 
 
@@ -252,17 +248,19 @@ def bad_body(message: str) -> ApiError:
 
 
 def parse_whole_number(raw: str, signed: bool = False) -> int | None:
-    """Decimal digits (after a ``-`` if ``signed``) -> their value; None for anything else.
+    """Decimal digits, after a ``-`` if ``signed`` -> their value; None for anything else.
 
-    One rule for every number a client writes: leading zeros change nothing, and no ``+``, space
-    or other digit is a number."""
-    digits = raw[1:] if signed and raw.startswith('-') else raw
-    significant = digits.lstrip('0')
-    # Past 19 digits is past int64, and int() of a long string is slow.
-    if not digits.isascii() or not digits.isdigit() or len(significant) > 19:
+    This is the one rule for every number a client writes in a URL. Leading zeros change nothing.
+    A ``+``, a space or a digit of another script is no number here, though int() takes them."""
+    negative = signed and raw.startswith('-')
+    digits = raw[1:] if negative else raw
+    if not digits.isascii() or not digits.isdigit():
         return None
-    value = int(significant or '0')
-    return -value if digits is not raw else value
+    significant = digits.lstrip('0')
+    if len(significant) > 19:  # More than 19 digits is past int64, and int() of them is slow.
+        return None
+    value = int(significant) if significant else 0
+    return -value if negative else value
 
 
 def parse_limit(raw: str | None) -> int:
@@ -286,7 +284,9 @@ def parse_status(raw: str | None) -> str | None:
 def parse_query(query_string: str) -> dict[str, list[str]]:
     """The raw query string (percent-encoded, as WSGI gives it) -> each name's values."""
     query: dict[str, list[str]] = {}
-    # Latin-1 maps each percent-decoded byte to one character, so the bytes come back whole.
+    # WSGI (PEP 3333) hands the app a request's bytes as text, one Latin-1 character for each
+    # byte. Percent-decoding as Latin-1 too keeps each byte one character, and utf8() then reads
+    # the bytes as the UTF-8 text the client sent.
     pairs = urllib.parse.parse_qsl(query_string, keep_blank_values=True, encoding='latin-1')
     try:
         for name, value in pairs:
@@ -344,7 +344,7 @@ def check_content_type(content_type: str) -> None:
 def read_body(request: bottle.BaseRequest, what: str = 'a NewPet') -> bytes:
     """The request body, up to MAX_BODY_BYTES, or 413 saying it is the most ``what`` may take."""
     if request.content_length <= MAX_BODY_BYTES:
-        # Bottle spools a large body to a temporary file, and leaves it open.
+        # Bottle keeps a large body in a temporary file and leaves that file open: close it.
         with request.body as body:
             raw = body.read(MAX_BODY_BYTES + 1)
         if len(raw) <= MAX_BODY_BYTES:
@@ -385,13 +385,17 @@ def reject_constant(name: str) -> None:
 
 
 def finite(text: str) -> float:
-    if math.isinf(number := float(text)):
+    """A JSON number with a fraction or an exponent, refused if a 64-bit double cannot hold it."""
+    number = float(text)
+    if math.isinf(number):
         raise ValueError(f'{text[:40]} is too large for a number (a 64-bit double)')
     return number
 
 
 def whole(digits: str) -> int:
-    finite(digits)  # a 1 and 400 zeros is refused as 1e400 is
+    """A JSON number without a fraction, refused as finite() refuses one: a client may read every
+    number as a double, so a 1 and 400 zeros is refused as 1e400 is."""
+    finite(digits)
     return int(digits)
 
 
@@ -418,6 +422,7 @@ def parse_new_pet(document: Any) -> dict:
     name, category_id = document['name'], document['categoryId']
     if not isinstance(name, str) or not name:
         raise bad_body(f'name must be a non-empty string; got {json.dumps(name)[:40]}')
+    # JSON may write half of a UTF-16 pair alone ("\\ud800"). That is no character: refuse it.
     if re.search(r'[\ud800-\udfff]', name):
         raise bad_body('name holds an unpaired surrogate; it must be valid Unicode')
     if type(category_id) is not int or not INT64_MIN <= category_id <= INT64_MAX:
@@ -436,15 +441,19 @@ def parse_new_pet(document: Any) -> dict:
 
 def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
     """Raise 401 unless ``authorization`` is ``Bearer <one of api_keys>`` (RFC 6750, section 3)."""
-    # Only space and tab are whitespace in HTTP; str.strip() would also take \xa0 or \x85.
+    # HTTP counts only space and tab as white space. str.strip() would also take \xa0 or \x85.
     scheme, _, token = (authorization or '').strip(' \t').partition(' ')
     token = token.strip(' \t')
     if scheme.lower() != 'bearer' or not token:
         raise ApiError(401, 'unauthorized', 'send the API key as Authorization: Bearer <key>',
                        {'WWW-Authenticate': f'Bearer realm="{REALM}"'})
-    offered = token.encode('utf-8', 'surrogateescape')
-    # Compare with every key, without stopping early, so timing tells nothing.
-    matches = [hmac.compare_digest(offered, key.encode('utf-8')) for key in api_keys]
+    # == stops at the first character that differs, so a client that timed the answers could
+    # guess a key one character at a time. hmac.compare_digest() takes as long whatever differs,
+    # and every key is compared. It compares ASCII text only; every key is a token, which is
+    # ASCII, so a token of any other character matches no key.
+    matches = []
+    if TOKEN_PATTERN.fullmatch(token):
+        matches = [hmac.compare_digest(token, key) for key in api_keys]
     if not any(matches):
         raise ApiError(401, 'invalid_token', 'the API key is not valid',
                        {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'})
@@ -506,9 +515,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
         number = parse_pet_id(pet_id)
         pet = store.get_json(number)
         if pet is None:
-            twin = store.rounded_from(number)
-            raise ApiError(404, 'not_found', f'no pet has id {number}' + ('' if twin is None else
-                           f'; pet {twin} has an id a 64-bit float rounds to it: {FLOAT_IDS}'))
+            raise ApiError(404, 'not_found', f'no pet has id {number}' + store.not_found_hint(number))
         bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
         bottle.response.set_header('Sunset', SUNSET)
         bottle.response.set_header('Link',
@@ -530,46 +537,52 @@ def mount_point() -> str:
 
 
 # -- The store the operations use ----------------------------------------------
-# The store knows no operations. Like TinyDB, it keeps documents by id in named tables, and it
-# makes three kinds of change: put documents at their ids, remove some, or write a table anew.
-# PetStore says each thing a pet store does as one such change.
+# The store knows nothing of the operations. Like TinyDB, it keeps documents by id in named tables.
+# It makes three kinds of change: it puts documents at their ids, it removes some, or it writes a
+# table (it empties the table, then puts documents in it). PetStore makes each thing a pet store
+# does one such change, and part 2's store writes each change to disk.
 
 PETS_TABLE = 'pets'
 
 
 class Change(NamedTuple):
-    """A change to a table: ``put`` documents at ids, ``remove`` ids (to None), ``write`` anew."""
+    """A change to a table: ``put`` documents at ids, ``remove`` ids, or ``write`` the table."""
     kind: str
     table: str
     documents: dict[int, Any]  #: a dict at each id; None where an id is removed
 
 
 class Tables:
-    """Documents by id in named tables, and each table's last id: the largest it has held since it
-    was last written anew. New ids go after it, so no id is given twice, even once removed."""
+    """Documents by id in named tables, and each table's last id: the largest id it has held since
+    it was last written. New ids go after it, so no id is given twice, even once it is removed."""
 
-    def __init__(self, tables: Mapping[str, dict] = {}, last_ids: Mapping[str, int] = {}) -> None:
-        self.tables = {PETS_TABLE: {}, **{name: dict(table) for name, table in tables.items()}}
-        self.last_ids = {name: max(last_ids.get(name, 0), *table, 0)
+    def __init__(self, tables: Mapping[str, dict] | None = None,
+                 last_ids: Mapping[str, int] | None = None) -> None:
+        tables, last_ids = tables or {}, last_ids or {}
+        self.tables: dict[str, dict] = {PETS_TABLE: {}}
+        for name, table in tables.items():
+            self.tables[name] = dict(table)
+        self.last_ids = {name: max(last_ids.get(name, 0), max(table, default=0))
                          for name, table in self.tables.items()}
 
     def apply(self, change: Change) -> None:
         table = self.tables.setdefault(change.table, {})
         if change.kind == 'write':
-            table.clear()  # in place: a store's readers hold the table
+            table.clear()  # The store's readers hold this dict, so it is emptied, not replaced.
             self.last_ids[change.table] = 0
         if change.kind == 'remove':
             for doc_id in change.documents:
                 table.pop(doc_id, None)
         else:
             table.update(change.documents)
-            self.last_ids[change.table] = max(self.last_ids.get(change.table, 0),
-                                              *change.documents, 0)
+            last_id = max(self.last_ids.get(change.table, 0), max(change.documents, default=0))
+            self.last_ids[change.table] = last_id
 
 
 class PetStore:
-    """What a pet store does, as changes to ``Tables`` in memory, made one at a time. The pets
-    keep the order of their ids, which only grow, from ``first_id``; reads take the same lock."""
+    """What a pet store does, as changes to ``Tables`` in memory, made one at a time. Ids start at
+    ``first_id`` and only grow, and a dict keeps the order its keys were added in, so the pets are
+    in the order of their ids. Reads take the same lock as changes."""
 
     def __init__(self, first_id: int = 1) -> None:
         if type(first_id) is not int or not 1 <= first_id <= INT64_MAX:
@@ -593,11 +606,13 @@ class PetStore:
 
     def add_many(self, new_pets: Sequence[Mapping[str, Any]], *,
                  into_empty: bool = False) -> list[dict]:
-        """Store validated NewPets together; if ``into_empty``, only into a store that holds no
-        pets, else 409. The id rule: they take the ids after the last id the table gave."""
+        """Store validated NewPets in one change; return them as Pets, with their ids. With
+        ``into_empty`` (part 2 loads fixtures so), a store that holds pets refuses them: 409."""
         def put(tables: Tables) -> Change:
-            pets, last = tables.tables[PETS_TABLE], max(tables.last_ids[PETS_TABLE],
-                                                        self.first_id - 1)
+            pets = tables.tables[PETS_TABLE]
+            # The id rule: new pets take the ids after the last id the table gave, and none below
+            # the first id. So no id is given twice, not even the id of a pet since removed.
+            last = max(tables.last_ids[PETS_TABLE], self.first_id - 1)
             if into_empty and pets:
                 raise ApiError(409, 'store_not_empty', 'the store already holds '
                                f'{pets_phrase(len(pets))}; fixtures go into an empty store only: '
@@ -616,7 +631,7 @@ class PetStore:
             pets: Iterable[tuple[int, dict]] = self._pets.items()
             if status is not None:
                 pets = (item for item in pets if item[1].get('status') == status)
-            # The scan stops at ``limit`` matches.
+            # islice() stops the scan at ``limit`` matches, so one page of many pets is quick.
             return f'[{", ".join(self.pet_json(*item) for item in itertools.islice(pets, limit))}]'
 
     def get_json(self, pet_id: int) -> str | None:
@@ -625,13 +640,10 @@ class PetStore:
             pet = self._pets.get(pet_id)  # a dictionary lookup, however many pets
             return None if pet is None else self.pet_json(pet_id, pet)
 
-    def rounded_from(self, pet_id: int) -> int | None:
-        """Another pet's id that a client holding it as a 64-bit float prints as ``pet_id``."""
-        near = 2 * int(math.ulp(float(pet_id)))  # past 2**53, more than 1
-        with self._lock:
-            return next((other for other in range(pet_id - near, pet_id + near + 1)
-                         if other in self._pets and other != pet_id
-                         and pet_id in printed_as_float(other)), None)
+    def not_found_hint(self, pet_id: int) -> str:
+        """More words for getPet's 404 on ``pet_id``: none here. Part 2's StubStore names a pet
+        whose id a client may have rounded to ``pet_id``."""
+        return ''
 
     def pet_json(self, pet_id: int, document: dict) -> str:
         return json.dumps({'id': pet_id, **document}, ensure_ascii=False)
@@ -652,13 +664,6 @@ class PetStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def printed_as_float(number: int) -> set[int]:
-    """``number`` as a 64-bit float prints it: whole (Python's ``int(float(n))``), or in its
-    shortest digits then zeros (JavaScript's ``String(n)``): 2**60 + 1 is 1152921504606847000."""
-    as_float = float(number)
-    return {int(as_float), int(decimal.Decimal(repr(as_float)))}
 
 
 def pets_phrase(count: int) -> str:
@@ -1021,6 +1026,31 @@ class StubStore(PetStore):
         if self._table is not None:
             self._table.close()
 
+    def not_found_hint(self, pet_id: int) -> str:
+        twin = self.rounded_from(pet_id)
+        if twin is None:
+            return ''
+        return f'; pet {twin} has an id a 64-bit float rounds to it: {FLOAT_IDS}'
+
+    def rounded_from(self, pet_id: int) -> int | None:
+        """Another pet's id that a client holding it as a 64-bit float prints as ``pet_id``."""
+        near = 2 * int(math.ulp(float(pet_id)))  # past 2**53, more than 1
+        with self._lock:
+            return next((other for other in range(pet_id - near, pet_id + near + 1)
+                         if other in self._pets and other != pet_id
+                         and pet_id in printed_as_float(other)), None)
+
+
+#: What a 404 says when the id asked for is one the stub gave, rounded through a 64-bit float.
+FLOAT_IDS = 'the client may hold ids as floating-point numbers'
+
+
+def printed_as_float(number: int) -> set[int]:
+    """``number`` as a 64-bit float prints it: whole (Python's ``int(float(n))``), or in its
+    shortest digits then zeros (JavaScript's ``String(n)``): 2**60 + 1 is 1152921504606847000."""
+    as_float = float(number)
+    return {int(as_float), int(decimal.Decimal(repr(as_float)))}
+
 
 # -- The fixture server: StubApp, and one path for every request ---------------
 # StubApp serves create_app()'s app, plus documents and admin endpoints, on one path: __call__(),
@@ -1047,8 +1077,9 @@ FAULT_SECONDS_MAX = 60.0  #: no fault holds a worker longer
 #: Faults queued at most (every request looks through them), and a fault's times or after at most.
 FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
 EXTRA_TAGS = ('friendly', 'vaccinated', 'indoor', 'senior', 'rescue', 'trained')
-#: The operations whose answers hold Pets, which extra fields may be added to.
-PET_ANSWERS = ('listPets', 'createPet', 'getPet')
+#: What a browser or a code generator may fetch without a key (with GET or HEAD).
+FAVICON = '/favicon.ico'
+JOURNAL_SIZE = 1000
 EXCHANGE = 'petstore_stub.exchange'  #: the WSGI environ key of a request's Exchange
 AUTHORITY = 'petstore_stub.authority'  #: an absolute-form target's host, which Host gives way to
 #: An answer as WSGI sends it: its status line (``'201 Created'``), its headers, its body.
@@ -1160,7 +1191,7 @@ class Controls:
 
     def set_extra_fields(self, operations: Sequence[str] | bool = True,
                          seed: int | None = None) -> dict:
-        """Give each Pet that ``operations`` answer (True: all of PET_ANSWERS; False: none) fields
+        """Give each Pet that ``operations`` answer (True: all that answer Pets; False: none) fields
         a later version of the API might add (``tags``, ``createdAt``, ``weightKg``, ``owner``),
         drawn from ``seed`` (0 if None) and its id. A reset goes back to the stub's start."""
         self.faults.extra_fields = as_value_error(
@@ -1616,6 +1647,20 @@ def deprecated_operations() -> dict[str, str]:
             for _, _, operation in described_operations() if operation.get('deprecated')}
 
 
+@functools.lru_cache(maxsize=1)
+def pet_answers() -> tuple[str, ...]:
+    """The operations whose success the served document answers with a Pet or Pets: those whose
+    answers set_extra_fields() may add fields to."""
+    pets = ('#/components/schemas/Pet', '#/components/schemas/Pets')
+
+    def holds_pets(response: dict) -> bool:
+        schema = response.get('content', {}).get('application/json', {}).get('schema', {})
+        return schema.get('$ref') in pets
+    return tuple(operation['operationId'] for _, _, operation in described_operations()
+                 if any(holds_pets(response) for status, response in operation['responses'].items()
+                        if status.startswith('2')))
+
+
 def met_count(responses: dict[str, dict[str, int]]) -> int:
     return sum(bool(count) for counts in responses.values() for count in counts.values())
 
@@ -1987,10 +2032,10 @@ def with_extra_fields(data: bytes, seed: int) -> bytes:
 def parse_extra_fields(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     fields = fields_of(document, 'extra fields', operations=True, seed=None)
     given = fields['operations']
-    operations = PET_ANSWERS if given is True else [] if given is False else given
-    if not (isinstance(operations, (list, tuple)) and all(name in PET_ANSWERS
+    operations = pet_answers() if given is True else [] if given is False else given
+    if not (isinstance(operations, (list, tuple)) and all(name in pet_answers()
                                                           for name in operations)):
-        raise bad_body(f'operations must be true, false, or a list of {", ".join(PET_ANSWERS)}; '
+        raise bad_body(f'operations must be true, false, or a list of {", ".join(pet_answers())}; '
                        f'got {as_given(given, nothing)}')
     seed = route_and_seed(fields, nothing) or 0
     return {'operations': sorted(set(operations)), 'seed': seed if operations else None}
@@ -3299,8 +3344,8 @@ delay_flag = flag_type(parse_delay_flag, lambda delay: delay['seconds'] <= FAULT
                        f'of {", ".join(OPERATIONS)}) if for its calls alone')
 extra_fields_flag = flag_type(  # true or false too, for the ini option
     lambda text: {'true': True, 'false': False}.get(text.lower(), re.split(r'[\s,]+', text)),
-    lambda operations: operations in (True, False) or set(operations) <= set(PET_ANSWERS),
-    f'give true, false, or operations of {", ".join(PET_ANSWERS)}, split by commas or spaces')
+    lambda operations: operations in (True, False) or set(operations) <= set(pet_answers()),
+    f'give true, false, or operations of {", ".join(pet_answers())}, split by commas or spaces')
 percent = flag_type(lambda text: parse_decimal(text.removesuffix('%')), lambda least: least <= 100,
                     'give a percent from 0 to 100')
 ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
