@@ -1,8 +1,11 @@
 """The file reads as its docstring says: the map is true, and the API comes first."""
 
 import ast
+import json
 import re
 from pathlib import Path
+
+import pytest
 
 import petstore_stub as stub
 
@@ -51,3 +54,80 @@ def in_annotation(top: ast.AST, name: ast.Name) -> bool:
     annotations += [node.returns for node in ast.walk(top)
                     if isinstance(node, ast.FunctionDef) and node.returns]
     return any(name in ast.walk(annotation) for annotation in annotations)
+
+
+# -- each fact of the API stated once, and its copies held to it -------------------
+
+DATA = Path(stub.__file__).parent / 'data'
+
+
+def enums_with_a_status(document: object, where: str = '') -> dict[str, list]:
+    """Every ``enum`` in a JSON document that holds one of PET_STATUSES, by its place."""
+    found = {}
+    if isinstance(document, dict):
+        for key, value in document.items():
+            if key == 'enum' and set(value) & set(stub.PET_STATUSES):
+                found[f'{where}/enum'] = value
+            else:
+                found.update(enums_with_a_status(value, f'{where}/{key}'))
+    elif isinstance(document, list):
+        for n, value in enumerate(document):
+            found.update(enums_with_a_status(value, f'{where}/{n}'))
+    return found
+
+
+def status_copies() -> dict[str, list[str]]:
+    """Each copy of PET_STATUSES, by the place a maintainer changes it."""
+    copies = {}
+    for name in ('openapi.json', 'admin-openapi.json'):
+        document = json.loads((DATA / name).read_text(encoding='utf-8'))
+        for where, enum in enums_with_a_status(document).items():
+            copies[f'data/{name}, {where}'] = enum
+    page = (DATA / 'index.html').read_text(encoding='utf-8')
+    selects = re.findall(r'<select name="status">(.*?)</select>', page, flags=re.DOTALL)
+    for n, select in enumerate(selects, 1):
+        copies[f'data/index.html, <select name="status"> {n}'] = re.findall(
+            r'<option>([^<]*)</option>', select)
+    listed = re.search(r'&status=(\S+)', stub.__doc__).group(1)
+    copies["the module's docstring, listPets"] = listed.split('|')
+    return copies
+
+
+def test_the_page_and_both_documents_and_the_docstring_copy_each_status():
+    assert len(status_copies()) == 5  # the two documents, the page's two lists, the docstring
+
+
+@pytest.mark.parametrize('copy', status_copies())
+def test_each_copy_of_the_pet_statuses_lists_pet_statuses_in_order(copy):
+    assert status_copies()[copy] == list(stub.PET_STATUSES), \
+        f'{copy} does not list PET_STATUSES: see "Adding a status" in docs/code.md'
+
+
+def test_the_operations_that_answer_pets_are_read_from_the_document(monkeypatch):
+    assert stub.pet_answers() == ('listPets', 'createPet', 'getPet')
+    document = stub.openapi_template('openapi.json')
+    pet = {'content': {'application/json': {'schema': {'$ref': '#/components/schemas/Pet'}}}}
+    document['paths']['/pets/{petId}']['put'] = {'operationId': 'replacePet',
+                                                 'responses': {'200': pet, '404': {}}}
+    document['paths']['/pets/{petId}']['delete'] = {'operationId': 'deletePet',
+                                                    'responses': {'204': {}, '404': pet}}
+    monkeypatch.setattr(stub, 'openapi_template', lambda name: document)
+    assert stub.pet_answers.__wrapped__() == ('listPets', 'createPet', 'getPet', 'replacePet')
+
+
+def test_every_function_and_class_the_walk_through_part_2_names_is_in_the_module():
+    code_md = (Path(stub.__file__).parent / 'docs' / 'code.md').read_text(encoding='utf-8')
+    walk = code_md.split('\n## A walk through part 2')[1].split('\n## ')[0]
+    named = re.findall(r'`([A-Za-z_][\w.]*?)(\(\))?`', walk)
+    functions = [name for name, call in named if call]
+    classes = [name for name, call in named if not call and name[:1].isupper() and '.' not in name]
+    assert len(functions) > 20 and {'Exchange', 'StubStore', 'Tls'} <= set(classes)
+    defined = {match for line in SOURCE for match in re.findall(r'^\s*def (\w+)\(', line)}
+    for name in functions:
+        owner, _, function = name.rpartition('.')
+        if owner:
+            assert callable(getattr(getattr(stub, owner), function, None)), name
+        else:
+            assert function in defined, name
+    for name in classes:
+        assert isinstance(getattr(stub, name, None), type), name
