@@ -26,6 +26,28 @@ def fenced_blocks(language: str) -> list[str]:
                       flags=re.DOTALL | re.MULTILINE)
 
 
+def page_fences(name: str, language: str) -> list[str]:
+    """The blocks fenced as ``language`` in docs/``name``, in order."""
+    return re.findall(rf'^```{language}\n(.*?)^```$', PAGES[ROOT / 'docs' / name],
+                      flags=re.DOTALL | re.MULTILINE)
+
+
+def table_rows(name: str, first_heading: str) -> list[list[str]]:
+    """The rows of the table in docs/``name`` whose first column is headed ``first_heading``,
+    each a list of its cells."""
+    lines = PAGES[ROOT / 'docs' / name].splitlines()
+    start = lines.index(next(line for line in lines if line.startswith(f'| {first_heading} |')))
+    headings = lines[start].strip('|').split(' | ')
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith('|'):
+            break
+        cells = [cell.strip() for cell in line.strip().strip('|').split(' | ')]
+        assert len(cells) == len(headings), line
+        rows.append(cells)
+    return rows
+
+
 def console_examples() -> list[tuple[str, str]]:
     """Each ``$ command`` of the console blocks, with the output printed under it."""
     examples = []

@@ -1,0 +1,185 @@
+"""The answers the pages of docs/ quote, in their fences and their tables, are the stub's: each
+test reads the page and asks the stub, so that neither can change without the other."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import webtest
+
+import petstore_stub as stub
+from conftest import PREFLIGHT, make_client
+from test_readme import table_rows
+
+#: What a trigger gives: the status and the JSON body (None when there is none).
+Answer = tuple[int, Any]
+
+
+@pytest.fixture(scope='module')
+def server() -> Iterator[stub.StubServer]:
+    """One stub on a loopback socket, for what only the wire shows: the HTTP server's refusals
+    and the Host check."""
+    with stub.serve() as running:
+        yield running
+
+
+def raw(server: stub.StubServer, request: bytes) -> Answer:
+    """``request`` sent as bytes to ``server`` over a new connection; what came back."""
+    with socket.create_connection(('127.0.0.1', server.port), timeout=10) as connection:
+        connection.sendall(request)
+        data = b''
+        while chunk := connection.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b'\r\n\r\n')
+    return int(head.split(b' ', 2)[1]), json.loads(body) if body else None
+
+
+def answer(response: webtest.TestResponse) -> Answer:
+    return response.status_int, response.json if response.body else None
+
+
+def in_process(**options: Any) -> webtest.TestApp:
+    return make_client(stub.create_stub(admin=True, **options))
+
+
+# -- docs/promises.md: the table of errors ---------------------------------------------
+
+def error_pairs() -> list[tuple[str, str, str]]:
+    """Each (status, code) the table of errors gives, with the row's "when"."""
+    pairs = []
+    for status_cell, code_cell, when in table_rows('promises.md', 'status'):
+        statuses = status_cell.split(' / ')
+        codes = re.findall(r'`([a-z0-9_]+)`', code_cell)
+        assert len(statuses) in (1, len(codes)), status_cell
+        pairs += [(statuses[0] if len(statuses) == 1 else statuses[index], code, when)
+                  for index, code in enumerate(codes)]
+    return pairs
+
+
+def full_disk(descriptor: int, data: bytes) -> None:
+    raise OSError(28, 'No space left on device')
+
+
+def broken(*args: Any, **kwargs: Any) -> None:
+    raise RuntimeError('a bug')
+
+
+Trigger = Callable[[stub.StubServer, pytest.MonkeyPatch, Path], Answer]
+
+#: For each code: what of the row's "when" it acts out, and a request that meets it.
+ERROR_TRIGGERS: dict[str, tuple[str, Trigger]] = {
+    'invalid_parameter': ('`limit` not 1..100', lambda server, patch, tmp: answer(
+        in_process().get('/v1/pets?limit=101', status='*'))),
+    'invalid_body': ('`1e999`', lambda server, patch, tmp: answer(in_process().post(
+        '/v1/pets', b'{"name": "Rex", "categoryId": 1e999}', content_type='application/json',
+        status='*'))),
+    'bad_request': ('`Transfer-Encoding` with `Content-Length`', lambda server, patch, tmp: raw(
+        server, b'POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n'
+                b'Content-Length: 5\r\n\r\n0\r\n\r\n')),
+    'invalid_header': ('an `X-Forwarded-*` header that holds no valid value',
+                       lambda server, patch, tmp: answer(in_process(trust_proxy=True).get(
+                           '/v1/pets', headers={'X-Forwarded-Port': 'eighty'}, status='*'))),
+    'unauthorized': ('no `Authorization: Bearer <key>` header', lambda server, patch, tmp: answer(
+        webtest.TestApp(stub.create_stub()).get('/v1/pets', status='*'))),
+    'invalid_token': ('a key the stub does not accept', lambda server, patch, tmp: answer(
+        webtest.TestApp(stub.create_stub()).get(
+            '/v1/pets', headers={'Authorization': 'Bearer not-a-key'}, status='*'))),
+    'cors_not_enabled': ("a browser's preflight", lambda server, patch, tmp: answer(
+        in_process().options('/v1/pets', headers=PREFLIGHT, status='*'))),
+    'misdirected_request': ('a `Host` that is not a loopback name', lambda server, patch, tmp: raw(
+        server, b'GET /v1/pets HTTP/1.1\r\nHost: evil.example\r\n'
+                b'Authorization: Bearer petstore-demo-key\r\nConnection: close\r\n\r\n')),
+    'not_found': ('zero and negative ids too', lambda server, patch, tmp: answer(
+        in_process().get('/v1/pets/0', status='*'))),
+    'method_not_allowed': ('a method the path does not serve', lambda server, patch, tmp: answer(
+        in_process().delete('/v1/pets/1', status='*'))),
+    'store_not_empty': ('fixtures loaded into a store that holds pets', lambda server, patch, tmp:
+                        answer(loaded_twice())),
+    'assertion_failed': ('`POST /__admin/requests/assert` does not hold',
+                         lambda server, patch, tmp: answer(in_process().post_json(
+                             '/__admin/requests/assert', {'operation': 'createPet'},
+                             status='*'))),
+    'too_many_faults': ('a 101st fault queued', lambda server, patch, tmp: answer(
+        with_faults_queued(100).post_json('/__admin/faults', {'fault': 503}, status='*'))),
+    'payload_too_large': ('a body over 1 MiB', lambda server, patch, tmp: answer(
+        in_process().post('/v1/pets', b' ' * (2**20 + 1), content_type='application/json',
+                          status='*'))),
+    'header_too_large': ('request headers over 256 KiB', lambda server, patch, tmp: raw(
+        server, b'GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: '
+                + b'a' * (256 * 1024) + b'\r\n\r\n')),
+    'unsupported_media_type': ('not `application/json`', lambda server, patch, tmp: answer(
+        in_process().post('/v1/pets', b'{}', content_type='text/plain', status='*'))),
+    'storage_error': ('the database could not be written (a full disk)', lambda server, patch,
+                      tmp: answer(on_a_full_disk(patch, tmp))),
+    'internal_error': ('a bug', lambda server, patch, tmp: answer(with_a_bug(patch))),
+    'fault_needs_a_server': ('a `drop`, `reset` or `hang` fault on the in-process app',
+                             lambda server, patch, tmp: answer(after_fault('drop'))),
+    'not_implemented': ('`GET /store/orders`', lambda server, patch, tmp: answer(
+        in_process().get('/v1/store/orders', status='*'))),
+    'http_version_not_supported': ('`HTTP/2.0`', lambda server, patch, tmp: raw(
+        server, b'GET /v1/pets HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n')),
+    'ids_exhausted': ('a pet holds the largest int64 id', lambda server, patch, tmp: answer(
+        past_the_last_id())),
+    'service_unavailable': ('a fault queued with `fail_next`', lambda server, patch, tmp: answer(
+        after_fault(503))),
+}
+
+
+def loaded_twice() -> webtest.TestResponse:
+    client = in_process()
+    client.post('/__admin/fixtures', status=201)
+    return client.post('/__admin/fixtures', status='*')
+
+
+def with_faults_queued(count: int) -> webtest.TestApp:
+    client = in_process()
+    for _ in range(count):
+        client.post_json('/__admin/faults', {'fault': 503, 'route': 'getPet'}, status=201)
+    return client
+
+
+def on_a_full_disk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> webtest.TestResponse:
+    client = in_process(store=stub.StubStore(tmp_path / 'pets.json'))
+    monkeypatch.setattr(stub, 'append_durably', full_disk)
+    try:
+        return client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}, status='*')
+    finally:
+        client.app.store.close()
+
+
+def with_a_bug(monkeypatch: pytest.MonkeyPatch) -> webtest.TestResponse:
+    monkeypatch.setattr(stub, 'parse_limit', broken)
+    return in_process().get('/v1/pets', status='*', expect_errors=True)
+
+
+def after_fault(fault: int | str) -> webtest.TestResponse:
+    client = in_process()
+    client.app.fail_next(fault)
+    return client.get('/v1/pets', status='*')
+
+
+def past_the_last_id() -> webtest.TestResponse:
+    client = in_process(store=stub.StubStore(first_id=2**63 - 1))
+    client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1}, status=201)
+    return client.post_json('/v1/pets', {'name': 'Bella', 'categoryId': 1}, status='*')
+
+
+@pytest.mark.parametrize('status, code, when', [
+    pytest.param(*pair, id=f'{pair[0]} {pair[1]}') for pair in error_pairs()])
+def test_each_error_the_promises_list_is_answered_with_its_status_and_code(
+        server, monkeypatch, tmp_path, status, code, when):
+    acted_out, trigger = ERROR_TRIGGERS[code]
+    assert acted_out in when
+    got_status, body = trigger(server, monkeypatch, tmp_path)
+    assert body['code'] == code, body
+    assert (str(got_status) if status != 'any' else 'any', body['status']) == (status, got_status)
+
+
+def test_every_error_acted_out_is_one_the_promises_list():
+    assert sorted(ERROR_TRIGGERS) == sorted(code for _, code, _ in error_pairs())
