@@ -183,3 +183,173 @@ def test_each_error_the_promises_list_is_answered_with_its_status_and_code(
 
 def test_every_error_acted_out_is_one_the_promises_list():
     assert sorted(ERROR_TRIGGERS) == sorted(code for _, code, _ in error_pairs())
+
+
+# -- docs/promises.md: the choices where the API is silent -----------------------------
+
+REX = {'name': 'Rex', 'categoryId': 1}
+GET = b'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer petstore-demo-key\r\n' \
+      b'Connection: close\r\n\r\n'
+
+
+def with_rex() -> webtest.TestApp:
+    client = in_process()
+    client.post_json('/v1/pets', REX, status=201)
+    return client
+
+
+def statuses(client: webtest.TestApp, *paths: str, **options: Any) -> list[int]:
+    return [client.get(path, status='*', **options).status_int for path in paths]
+
+
+def shown_without_status(server: stub.StubServer) -> None:
+    assert with_rex().get('/v1/pets/1').json == {'id': 1, **REX}
+
+
+def names_kept_byte_for_byte(server: stub.StubServer) -> None:
+    name = ' Kiwi  KIWI '
+    assert in_process().post_json('/v1/pets', {'name': name, 'categoryId': 1}).json['name'] == name
+
+
+def no_pagination_beyond_limit(server: stub.StubServer) -> None:
+    client = with_rex()
+    assert statuses(client, '/v1/pets?offset=1', '/v1/pets?limit=5&limit=6',
+                    '/v1/pets/1?limit=5') == [400, 400, 400]
+    assert client.post_json('/v1/pets?limit=5', REX, status='*').status_int == 400
+
+
+def codes_in_snake_case(server: stub.StubServer) -> None:
+    assert all(re.fullmatch(r'[a-z0-9]+(_[a-z0-9]+)*', code) for _, code, _ in error_pairs())
+
+
+def orders_not_implemented(server: stub.StubServer) -> None:
+    assert statuses(in_process(), '/v1/store/orders') == [501]
+
+
+def deprecation_from_2026(server: stub.StubServer) -> None:
+    assert with_rex().get('/v1/pets/1').headers['Deprecation'] == '@1767225600'
+    assert stub.DEPRECATED_SINCE == 1767225600  # 2026-01-01T00:00:00Z
+
+
+def unknown_fields_and_numbers_refused(server: stub.StubServer) -> None:
+    client = in_process()
+    for field in ('id', 'categoryID', 'staus'):
+        refused = client.post_json('/v1/pets', {**REX, field: 1}, status=400).json
+        assert (refused['code'], field in refused['message']) == ('invalid_body', True), refused
+    for number in ('1', 1.0, True):
+        assert client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': number},
+                                status='*').status_int == 400
+    assert client.app.store.list_json(100, None) == '[]'
+
+
+def pets_hold_four_fields(server: stub.StubServer) -> None:
+    client = with_rex()
+    client.post_json('/v1/pets', {**REX, 'status': 'sold'}, status=201)
+    assert {field for pet in client.get('/v1/pets').json for field in pet} == {
+        'id', 'name', 'categoryId', 'status'}
+    pet = stub.openapi_template('openapi.json')['components']['schemas']['Pet']
+    assert pet.get('additionalProperties', True) is not False
+    extra = in_process(extra_fields=True)
+    extra.post_json('/v1/pets', REX, status=201)
+    assert set(extra.get('/v1/pets/1').json) > {'id', 'name', 'categoryId'}
+
+
+def ids_past_a_double(server: stub.StubServer) -> None:
+    assert with_rex().get('/v1/pets/1').json['id'] == 1
+    first = 9007199254740993
+    client = in_process(store=stub.StubStore(first_id=first))
+    given = client.post_json('/v1/pets', REX, status=201).json['id']
+    assert given == first and int(float(given)) != given
+
+
+def zero_and_negative_ids_not_found(server: stub.StubServer) -> None:
+    assert statuses(with_rex(), '/v1/pets/0', '/v1/pets/-1') == [404, 404]
+
+
+def auth_before_routing(server: stub.StubServer) -> None:
+    logged: list[str] = []
+    keyless = webtest.TestApp(stub.create_stub(admin=True, cors=True, access_log=logged.append))
+    assert statuses(keyless, '/v1/nothing', '/v1/pets') == [401, 401]
+    assert statuses(keyless, '/', '/v1/openapi.json', '/favicon.ico', '/__admin/health',
+                    '/__admin/openapi.json') == [200, 200, 204, 200, 200]
+    assert keyless.options('/v1/pets', headers=PREFLIGHT).status_int == 204
+    assert not any('/favicon.ico' in line for line in logged)
+    assert '/favicon.ico' not in [entry['path'] for entry in keyless.app.requests]
+    client = with_rex()
+    for path in ('/v1/pets', '/v1/pets/1', '/v1/openapi.json', '/'):
+        assert client.head(path).status_int == client.get(path).status_int == 200
+
+
+def plain_decimal_numbers(server: stub.StubServer) -> None:
+    client = with_rex()
+    assert len(client.get('/v1/pets?limit=005').json) == 1
+    assert client.get('/v1/pets/001').json['id'] == 1
+    assert statuses(client, *[f'/v1/pets?limit={number}' for number in (
+        '%2B5', '-5', '%205', '5%20', '%D9%A5')], '/v1/pets/%2B1') == [400] * 6
+    assert statuses(client, '/v1/pets/-1') == [404]
+
+
+def paths_matched_as_sent(server: stub.StubServer) -> None:
+    server.reset()
+    server.add_pet('Rex', 1)
+    status, pet = raw(server, GET % b'/v1/pets/%31')
+    assert (status, pet['name']) == (200, 'Rex')
+    for path in (b'/v1/pets%2F1', b'//v1/pets', b'/v1/./pets'):
+        assert raw(server, GET % path)[0] == 404, path
+    assert raw(server, GET % b'/v1/pets?status=%FF')[0] == 400
+
+
+def bodies_over_a_mebibyte(server: stub.StubServer) -> None:
+    client = in_process()
+    body = json.dumps({'name': 'R' * 2**20, 'categoryId': 1}).encode()
+    assert client.post('/v1/pets', body, content_type='application/json',
+                       status='*').status_int == 413
+    assert [client.get('/v1/pets').status_int for _ in range(200)] == [200] * 200  # no rate limit
+
+
+def three_operations_only(server: stub.StubServer) -> None:
+    client = in_process()
+    assert client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 2**63 - 1}).status_int == 201
+    assert client.put_json('/v1/pets/1', REX, status='*').status_int == 405
+    assert client.patch_json('/v1/pets/1', REX, status='*').status_int == 405
+
+
+#: For each row of the choices: the phrases of its first cell (parted by ' ... ') that quote what
+#: the stub does, and what acts them out.
+CHOICES: dict[str, Callable[[stub.StubServer], None]] = {
+    'has **no** `status` field': shown_without_status,
+    'kept byte for byte': names_kept_byte_for_byte,
+    '(`offset`, `limit=5&limit=6`) is a `400`, and `getPet` and `createPet` take none':
+        no_pagination_beyond_limit,
+    'Error `code` values': codes_in_snake_case,
+    '`GET /store/orders` (named, not shown) answers `501`': orders_not_implemented,
+    '`Deprecation: @1767225600` (1 January 2026': deprecation_from_2026,
+    'Unknown body fields (`id`, `categoryID`, `staus`)': unknown_fields_and_numbers_refused,
+    'holds no field but `id`, `name`, `categoryId` and `status`': pets_hold_four_fields,
+    'Ids are int64s, from 1 unless `--first-id`': ids_past_a_double,
+    '`petId` `0` and negative numbers get `404`': zero_and_negative_ids_not_found,
+    'a `401` does not reveal ... `GET /favicon.ico` (`204`, not logged) ... `HEAD` works':
+        auth_before_routing,
+    '`limit=005` is 5); a sign (but `-` in a `petId`), a space or a non-ASCII digit is a `400`':
+        plain_decimal_numbers,
+    '`/v1/pets/%31` is pet 1, but `/v1/pets%2F1`, `//v1/pets` and `/v1/./pets` are `404`':
+        paths_matched_as_sent,
+    'bodies over 1 MiB get `413`': bodies_over_a_mebibyte,
+    'there is no update': three_operations_only,
+}
+
+
+@pytest.mark.parametrize('choice', [row[0] for row in table_rows('promises.md', 'the stub')],
+                         ids=lambda choice: ' '.join(re.findall(r'\w+', choice)[:4]))
+def test_each_choice_where_the_api_is_silent_is_what_the_stub_does(server, choice):
+    (check,) = [check for phrases, check in CHOICES.items() if quoted(phrases, choice)]
+    check(server)
+
+
+def quoted(phrases: str, text: str) -> bool:
+    return all(phrase in text for phrase in phrases.split(' ... '))
+
+
+def test_every_choice_acted_out_is_a_row_of_the_table():
+    rows = [row[0] for row in table_rows('promises.md', 'the stub')]
+    assert all(sum(quoted(phrases, row) for row in rows) == 1 for phrases in CHOICES)
