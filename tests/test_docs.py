@@ -353,3 +353,185 @@ def quoted(phrases: str, text: str) -> bool:
 def test_every_choice_acted_out_is_a_row_of_the_table():
     rows = [row[0] for row in table_rows('promises.md', 'the stub')]
     assert all(sum(quoted(phrases, row) for row in rows) == 1 for phrases in CHOICES)
+
+
+# -- docs/other-languages.md: the admin endpoints --------------------------------------
+
+def examples(cell: str) -> list[dict]:
+    """The JSON objects a cell shows as code, in order."""
+    found = []
+    for text in re.findall(r'`(\{.*?\})`', cell):
+        try:
+            found.append(json.loads(text))
+        except ValueError:  # a shape, not an example: {"field", "expected", "sent"}
+            pass
+    return found
+
+
+def with_journal() -> webtest.TestApp:
+    client = with_rex()
+    client.post_json('/v1/pets', {'name': 'Bella', 'categoryId': '2'}, status=400)
+    client.get('/v1/nothing', status=404)
+    return client
+
+
+def health(does: str) -> None:
+    health = webtest.TestApp(stub.create_stub(admin=True)).get('/__admin/health', status=200).json
+    assert '`200 {"status": "ok", "version": ..., "base_url": ...}`' in does
+    assert health == {'status': 'ok', 'version': stub.__version__,
+                      'base_url': 'http://localhost:80/v1'}
+
+
+def reset_and_fixtures(does: str) -> None:
+    assert 'as `reset()`: `204`' in does and '`201` with them, else `409 store_not_empty`' in does
+    client = with_rex()
+    assert client.post('/__admin/reset').status_int == 204
+    assert client.get('/v1/pets').json == []
+    loaded = client.post('/__admin/fixtures', status=201).json
+    assert loaded == client.get('/v1/pets?limit=100').json and loaded
+    assert client.post('/__admin/fixtures', status=409).json['code'] == 'store_not_empty'
+
+
+def journal_since(does: str) -> None:
+    (since, first), = re.findall(r'`\?since=(\d+)` begins with entry (\d+)', does)
+    client = in_process()
+    for _ in range(int(first)):
+        client.get('/v1/pets')
+    sequences = [entry['sequence'] for entry in client.get(f'/__admin/requests?since={since}').json]
+    assert sequences == [int(first)]
+    assert '`DELETE` empties it: `204`' in does
+    assert client.delete('/__admin/requests').status_int == 204
+    assert client.get('/__admin/requests').json == []
+
+
+def count(does: str) -> None:
+    assert '`200 {"count": N}`' in does
+    client = with_journal()
+    for example in examples(does):
+        assert client.post_json('/__admin/requests/count', example).json == {'count': 2}
+
+
+def assert_endpoint(does: str) -> None:
+    assert '`200 {"matched": N}`, else `409 assertion_failed`' in does
+    client = with_journal()
+    assert client.post_json('/__admin/requests/assert', {'operation': 'createPet', 'times': 2},
+                            ).json == {'matched': 2}
+    refused = client.post_json('/__admin/requests/assert',
+                               {'operation': 'createPet', 'json': REX, 'times': 0}, status=409).json
+    assert refused['code'] == 'assertion_failed'
+    assertion = refused['assertion']
+    assert (assertion['expected']['json'], assertion['matched']) == (REX, 1)
+    assert {'sequence', 'differences'} <= set(assertion['calls'][-1])
+    assert '`{"field", "expected", "sent"}`' in does
+    differences = [call['differences'] for call in assertion['calls'] if call['differences']]
+    assert set(differences[0][0]) == {'field', 'expected', 'sent'}
+
+
+def find(does: str) -> None:
+    assert 'the entries a filter matches, oldest first' in does
+    found = with_journal().post_json('/__admin/requests/find', {'operation': 'createPet'}).json
+    assert [entry['status'] for entry in found] == [201, 400]
+
+
+def unmatched(does: str) -> None:
+    assert 'the entries no operation answered' in does
+    assert [entry['path'] for entry in with_journal().get('/__admin/requests/unmatched').json] == [
+        '/v1/nothing']
+
+
+def faults(does: str) -> None:
+    (fault,) = examples(does)
+    client = in_process()
+    queued = client.post_json('/__admin/faults', fault, status=201).json
+    assert '`201` with its `id`' in does and queued == {'id': 1, **fault, 'seconds': None}
+    assert 'a field a fault does not use is `null`' in does and '`chaos` (`null` when off)' in does
+    assert client.get('/__admin/faults').json == {'faults': [queued], 'chaos': None}
+    most = {'fault': 503, 'times': 1_000_000, 'after': 1_000_000}
+    assert '`times` and `after` up to 1,000,000' in does
+    client.post_json('/__admin/faults', most, status=201)
+    client.post_json('/__admin/faults', {**most, 'times': 1_000_001}, status=400)
+    assert 'at most 100 queued, else `409 too_many_faults`' in does
+    assert 'cancels them and chaos: `204`' in does
+    assert client.delete('/__admin/faults').status_int == 204
+    assert client.get('/__admin/faults').json == {'faults': [], 'chaos': None}
+
+
+def cancel_fault(does: str) -> None:
+    assert does == 'cancels that fault: `204`, else `404 not_found`'
+    client = in_process()
+    queued = client.post_json('/__admin/faults', {'fault': 503}, status=201).json
+    assert client.delete(f'/__admin/faults/{queued["id"]}').status_int == 204
+    assert client.delete(f'/__admin/faults/{queued["id"]}', status=404).json['code'] == 'not_found'
+
+
+def chaos_and_delay(does: str) -> None:
+    chaos, *delays = examples(does)
+    client = in_process()
+    assert '`201` with the seed' in does
+    assert client.post_json('/__admin/chaos', chaos, status=201).json == chaos
+    assert client.post_json('/__admin/chaos', {'rate': 0}, status=201).status_int == 201
+    assert client.get('/__admin/faults').json['chaos'] is None
+    assert '`200` with both fields' in does
+    for delay in delays:
+        assert client.post_json('/__admin/delay', delay, status=200).json == {'route': None,
+                                                                                **delay}
+    client.post_json('/__admin/delay', {'seconds': 60}, status=200)
+    client.post_json('/__admin/delay', {'seconds': 60.5}, status=400)
+
+
+def extra_fields(does: str) -> None:
+    (setting,) = examples(does)
+    client = with_rex()
+    assert '`200` with the setting' in does
+    assert client.post_json('/__admin/extra-fields', setting, status=200).json == setting
+    assert set(client.get('/v1/pets/1').json) > {'id', *REX}
+    assert set(client.get('/v1/pets').json[0]) == {'id', *REX}
+    assert '`"operations"`: `true`, the default, for every answer with Pets; `false` for none; '\
+           '`"seed"`: `0` unless given' in does
+    with_pets = sorted(operation['operationId'] for _, _, operation in stub.described_operations()
+                       if '/schemas/Pet' in json.dumps(operation['responses']))
+    assert client.post_json('/__admin/extra-fields', {}).json == {'operations': with_pets, 'seed': 0}
+    assert client.post_json('/__admin/extra-fields', {'operations': False}).json['operations'] == []
+
+
+def settings(does: str) -> None:
+    assert does == ('the delays, chaos, how many faults are queued, the journal\'s size, '
+                    'the extra fields')
+    assert set(in_process().get('/__admin/settings').json) == {
+        'delays', 'chaos', 'faults_queued', 'journal_size', 'extra_fields'}
+
+
+def coverage(does: str) -> None:
+    assert '`DELETE` counts afresh: `204`' in does
+    client = with_rex()
+    assert client.get('/__admin/coverage').json['met'] == 1
+    assert client.delete('/__admin/coverage').status_int == 204
+    assert client.get('/__admin/coverage').json['met'] == 0
+
+
+#: For each row of the admin endpoints, by its first cell: what acts out its second.
+ADMIN_ENDPOINTS: dict[str, Callable[[str], None]] = {
+    '`GET /__admin/health`': health,
+    '`POST /__admin/reset`, `POST /__admin/fixtures`': reset_and_fixtures,
+    '`GET`, `DELETE /__admin/requests`': journal_since,
+    '`POST /__admin/requests/count`': count,
+    '`POST /__admin/requests/assert`': assert_endpoint,
+    '`POST /__admin/requests/find`': find,
+    '`GET /__admin/requests/unmatched`': unmatched,
+    '`POST`, `GET`, `DELETE /__admin/faults`': faults,
+    '`DELETE /__admin/faults/{id}`': cancel_fault,
+    '`POST /__admin/chaos`, `POST /__admin/delay`': chaos_and_delay,
+    '`POST /__admin/extra-fields`': extra_fields,
+    '`GET /__admin/settings`': settings,
+    '`GET`, `DELETE /__admin/coverage`': coverage,
+}
+
+
+@pytest.mark.parametrize('endpoint, does', [
+    pytest.param(*row, id=row[0].strip('`')) for row in table_rows('other-languages.md', 'endpoint')])
+def test_each_admin_endpoint_answers_what_its_row_says(endpoint, does):
+    ADMIN_ENDPOINTS[endpoint](does)
+
+
+def test_every_admin_endpoint_acted_out_is_a_row_of_the_table():
+    assert list(ADMIN_ENDPOINTS) == [row[0] for row in table_rows('other-languages.md', 'endpoint')]
