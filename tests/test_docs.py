@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tinydb
 import webtest
 
 import petstore_stub as stub
 from conftest import PREFLIGHT, make_client
-from test_readme import table_rows
+from test_readme import PAGES, ROOT, page_fences, table_rows
 
 #: What a trigger gives: the status and the JSON body (None when there is none).
 Answer = tuple[int, Any]
@@ -535,3 +536,91 @@ def test_each_admin_endpoint_answers_what_its_row_says(endpoint, does):
 
 def test_every_admin_endpoint_acted_out_is_a_row_of_the_table():
     assert list(ADMIN_ENDPOINTS) == [row[0] for row in table_rows('other-languages.md', 'endpoint')]
+
+
+# -- docs/storage.md: the file and its log ---------------------------------------------
+
+def test_the_database_storage_shows_is_one_the_stub_serves_and_tinydb_opens(tmp_path):
+    (shown,) = page_fences('storage.md', 'json')
+    path = tmp_path / 'petstore.json'
+    path.write_text(shown)
+    with tinydb.TinyDB(path) as database:
+        assert [pet['name'] for pet in database.table('pets')] == ['Rex', 'Bella']
+    client = in_process(store=stub.StubStore(path))
+    assert client.get('/v1/pets').json == [{'id': 1, 'name': 'Rex', 'categoryId': 1},
+                                           {'id': 3, 'name': 'Bella', 'categoryId': 2}]
+    client.app.store.close()
+    assert json.loads(path.read_text()) == json.loads(shown)  # a clean stop writes it so
+
+
+def test_a_create_appends_the_log_line_storage_shows(tmp_path):
+    (line,) = re.findall(r'`(\{"put": .*?\})`', PAGES[ROOT / 'docs' / 'storage.md'])
+    path = tmp_path / 'petstore.json'
+    path.write_text(page_fences('storage.md', 'json')[0])
+    client = in_process(store=stub.StubStore(path))
+    created = client.post_json('/v1/pets', {'name': 'Kiwi', 'categoryId': 3}).json
+    logged = (tmp_path / 'petstore.json.log').read_text()
+    client.app.store.close()
+    assert created == {'id': 4, 'name': 'Kiwi', 'categoryId': 3}  # after the last id, 3
+    assert logged == line.replace('{...}', json.dumps({'name': 'Kiwi', 'categoryId': 3})) + '\n'
+
+
+# -- docs/code.md: the questions a student asks ----------------------------------------
+
+def missing_key_refused(where: str) -> None:
+    keyless = webtest.TestApp(stub.create_stub())
+    assert statuses(keyless, '/v1/pets', '/v1/nothing', '/v1/pets/1/nothing') == [401] * 3
+
+
+def limit_checked(where: str) -> None:
+    client = in_process()
+    assert statuses(client, '/v1/pets?limit=1', '/v1/pets?limit=100') == [200, 200]
+    assert statuses(client, '/v1/pets?limit=0', '/v1/pets?limit=101', '/v1/pets?limit=1.5') == [
+        400] * 3
+
+
+def get_pet_deprecated(where: str) -> None:
+    headers = with_rex().get('/v1/pets/1').headers
+    assert headers['Deprecation'] == f'@{stub.DEPRECATED_SINCE}' and headers['Sunset'] == stub.SUNSET
+    (get_pet,) = [operation for _, _, operation in stub.described_operations()
+                  if operation['operationId'] == 'getPet']
+    assert get_pet['deprecated'] is True
+
+
+def staging_path(where: str) -> None:
+    assert stub.build_parser().parse_args(['--staging']).staging is True
+    client = make_client(stub.create_stub(base_path=stub.STAGING_BASE_PATH))
+    assert statuses(client, '/staging/v1/pets', '/v1/pets') == [200, 404]
+
+
+def category_past_int64(where: str) -> None:
+    (message,) = re.findall(r'`400 invalid_body`, "(.*?)"', where)
+    refused = in_process().post_json('/v1/pets', {'name': 'Rex', 'categoryId': 2**63},
+                                     status=400).json
+    assert refused['code'] == 'invalid_body' and refused['message'].startswith(message), refused
+
+
+#: For each question whose answer quotes what the stub does: what of the answer it pins.
+QUESTIONS: dict[str, tuple[str, Callable[[str], None]]] = {
+    'How is a missing key refused?': ('a `401`, whatever the path', missing_key_refused),
+    'Where is `limit` checked?': ('a whole number from 1 to 100, else a `400`', limit_checked),
+    'What marks `getPet` deprecated?': ('sends `Deprecation` and `Sunset`', get_pet_deprecated),
+    'How is the staging path served?': ('`STAGING_BASE_PATH`, which `--staging` gives',
+                                        staging_path),
+    'What happens to a `categoryId` past int64?': ('`400 invalid_body`', category_past_int64),
+}
+
+
+@pytest.mark.parametrize('question', QUESTIONS)
+def test_each_answer_to_a_students_question_is_what_the_stub_does(question):
+    (where,) = [where for asked, where in table_rows('code.md', 'question') if asked == question]
+    quoted_answer, check = QUESTIONS[question]
+    assert quoted_answer in where
+    check(where)
+
+
+def test_every_answer_quoting_a_status_or_a_header_is_pinned():
+    rows = table_rows('code.md', 'question')
+    quoting = {asked for asked, where in rows
+               if re.search(r'`\d{3}|`(Deprecation|Sunset|Location|Link|Allow)`', where)}
+    assert quoting <= set(QUESTIONS)
