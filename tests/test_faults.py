@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -17,6 +19,7 @@ from urllib3.util.retry import Retry
 
 import petstore_stub as stub
 from conftest import AUTH, make_client, wait_until
+from test_readme import table_rows
 
 REX = {'name': 'Rex', 'categoryId': 1}
 
@@ -56,29 +59,57 @@ def with_httpx(server, method: str = 'GET', path: str = '/pets', timeout: float 
 
 CLIENTS = {'requests': with_requests, 'httpx': with_httpx}
 
-# What each client raises, by fault.
-RAISES = {
-    ('drop', 'requests'): requests.ConnectionError,
-    ('drop', 'httpx'): httpx.RemoteProtocolError,
-    ('reset', 'requests'): requests.ConnectionError,
-    ('reset', 'httpx'): httpx.ReadError,
-    ('truncate', 'requests'): requests.exceptions.ChunkedEncodingError,
-    ('truncate', 'httpx'): httpx.RemoteProtocolError,
-    ('malformed', 'requests'): requests.exceptions.JSONDecodeError,
-    ('malformed', 'httpx'): json.JSONDecodeError,
-    ('hang', 'requests'): requests.ReadTimeout,
-    ('hang', 'httpx'): httpx.ReadTimeout,
-}
+def raised_as_documented(over_https: bool = False) -> dict[tuple[str, str], str]:
+    """What docs/testing.md's table of faults says each client raises, by fault: the first
+    exception each cell names, or the one it names "over HTTPS"."""
+    raised = {}
+    for fault, _, by_requests, by_httpx, _ in table_rows('testing.md', 'fault'):
+        name = re.match(r"`'?([a-z]+)'?`", fault)
+        for client, cell in (('requests', by_requests), ('httpx', by_httpx)):
+            cell = by_requests if cell.startswith('likewise') else cell
+            https = re.search(r'over HTTPS, `(\w+)`', cell) if over_https else None
+            raised[fault if name is None else name[1], client] = (
+                https[1] if https else re.findall(r'`(\w+)`', cell)[0])
+    return raised
 
 
-@pytest.mark.parametrize('fault, client', list(RAISES))
+RAISED = raised_as_documented()
+
+
+@contextlib.contextmanager
+def raises_named(name: str) -> Iterator[None]:
+    """As pytest.raises, for an exception of that name or of a class that derives from it."""
+    with pytest.raises(Exception) as caught:
+        yield
+    assert name in [kind.__name__ for kind in type(caught.value).__mro__], repr(caught.value)
+
+
+#: The faults whose row names what each client raises as it reads the answer.
+CLOSING = [key for key in RAISED if key[0] != 'slow' and not key[0].startswith('a status')]
+
+
+@pytest.mark.parametrize('fault, client', CLOSING)
 def test_each_fault_raises_what_the_client_raises_for_it(server, fault, client):
     server.fail_next(fault, route='listPets')
-    with pytest.raises(RAISES[fault, client]):
+    with raises_named(RAISED[fault, client]):
         CLIENTS[client](server, timeout=0.05 if fault == 'hang' else 5)
     wait_until(lambda: server.requests)
     assert server.requests[-1]['fault'] == fault  # met: a hang's timeout is not a slow machine's
     assert CLIENTS[client](server) == (200, json.loads(server.app.store.list_json(20)))
+
+
+@pytest.mark.parametrize('client', CLIENTS)
+def test_a_status_fault_raises_what_the_client_raises_for_that_status(server, client):
+    (status,) = {fault for fault, _ in RAISED if fault.startswith('a status')}
+    server.fail_next(503, route='listPets')
+    if client == 'requests':
+        response = requests.get(server.url + '/pets', headers=server.headers, timeout=5)
+    else:
+        response = httpx.get(server.url + '/pets', headers=server.headers, timeout=5,
+                             **PLAIN_HTTP)
+    with raises_named(RAISED[status, client]):
+        response.raise_for_status()
+    assert response.json()['code'] == 'service_unavailable'
 
 
 def test_a_reset_is_a_tcp_reset_before_any_byte(server):
@@ -153,7 +184,7 @@ def test_requests_pipelined_behind_a_closing_fault_are_not_served(server, fault,
 @pytest.mark.parametrize('client', CLIENTS)
 def test_slow_drips_the_real_body_over_its_seconds(server, client):
     server.fail_next('slow', seconds=5)
-    with pytest.raises((requests.ConnectionError, httpx.ReadTimeout)):
+    with raises_named(RAISED['slow', client]):
         # The head comes at once; the gaps between the body's pieces are 0.5 s.
         CLIENTS[client](server, timeout=0.25)
     wait_until(lambda: server.requests)

@@ -32,7 +32,7 @@ from conftest import (
     ten_times,
     wait_until,
 )
-from test_faults import RAISES as OVER_HTTP
+from test_faults import CLOSING, raised_as_documented, raises_named
 from test_server import PIPELINED_LISTS, exchange
 
 pytest_plugins = ['pytester']
@@ -157,15 +157,16 @@ def test_the_ca_key_is_never_written_and_each_server_has_its_own_ca(server):
 
 # -- the faults, as over plain HTTP --------------------------------------------------------------
 
-# What each client raises, by fault, as over plain HTTP but for one: Python's ssl module reports
-# a reset inside TLS as an end of file, so httpx raises what it raises for a drop.
-RAISES = {**OVER_HTTP, ('reset', 'httpx'): httpx.RemoteProtocolError}
+# What each client raises, by fault, as docs/testing.md says: as over plain HTTP but for one,
+# since Python's ssl module reports a reset inside TLS as an end of file, so httpx raises what it
+# raises for a drop.
+RAISED = raised_as_documented(over_https=True)
 
 
-@pytest.mark.parametrize('fault, client', list(RAISES))
+@pytest.mark.parametrize('fault, client', CLOSING)
 def test_each_fault_raises_what_the_client_raises_for_it_over_https(server, fault, client):
     server.fail_next(fault, route='listPets')
-    with pytest.raises(RAISES[fault, client]):
+    with raises_named(RAISED[fault, client]):
         CLIENTS[client](server, timeout=0.05 if fault == 'hang' else 5)
     wait_until(lambda: server.requests)
     assert server.requests[-1]['fault'] == fault  # met: a hang's timeout is not a slow machine's
