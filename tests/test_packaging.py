@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import petstore_stub as stub
+from test_readme import page_fences
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The files of data/ the stub reads at run time: each file of data/ the module names.
@@ -93,7 +94,6 @@ def test_a_users_mypy_reads_the_test_api_once_told_to_follow_the_single_module(t
                              timeout=120)
         return run.stdout
     assert '[import-untyped]' in mypy()  # one module: no py.typed can say it is typed
-    (tmp_path / 'pyproject.toml').write_text('[[tool.mypy.overrides]]\nmodule = ["petstore_stub"]\n'
-                                             'follow_untyped_imports = true\n')
+    (tmp_path / 'pyproject.toml').write_text(page_fences('testing.md', 'toml')[0])
     assert 'Incompatible types in assignment (expression has type "dict[Any, Any]", variable has '\
            'type "int")' in mypy()

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from conftest import DOCUMENTED, never_met
+from test_readme import page_fences
 
 pytest_plugins = ['pytester']
 
@@ -247,13 +248,18 @@ def test_the_summary_says_what_the_tests_never_met_summed_over_the_workers(pytes
     pytester.makepyfile(test_three=THREE_TESTS)
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', *workers)
     result.assert_outcomes(passed=3 * runs)
-    result.stdout.fnmatch_lines([
+    expected = [
         '*petstore-stub: what the tests met of the API*',
         f'documented responses met: 2 of {DOCUMENTED_RESPONSES} ({MET_SHARE:.0f}%)',
         *[f'  never met: {operation} {", ".join(statuses)}'
           for operation, statuses in never_met('listPets 200', 'createPet 201').items()],
         f'faults met: 503 (x{runs})',
-    ])
+    ]
+    result.stdout.fnmatch_lines(expected)
+    (shown,) = [block for block in page_fences('testing.md', 'text') if 'never met' in block]
+    title, *lines = shown.replace('(x1)', f'(x{runs})').splitlines()  # as docs/testing.md shows
+    result.stdout.fnmatch_lines([f'*{title.strip("= ")}*'])
+    result.stdout.fnmatch_lines(lines, consecutive=True)  # a blank line may follow the title
 
 
 @pytest.mark.slow
