@@ -4,6 +4,7 @@ test reads the page and asks the stub, so that neither can change without the ot
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ import tinydb
 import webtest
 
 import petstore_stub as stub
-from conftest import PREFLIGHT, make_client
+from conftest import PREFLIGHT, SERVED, gone_pid, make_client, recording
 from test_readme import PAGES, ROOT, page_fences, table_rows
 
 #: What a trigger gives: the status and the JSON body (None when there is none).
@@ -624,3 +625,93 @@ def test_every_answer_quoting_a_status_or_a_header_is_pinned():
     quoting = {asked for asked, where in rows
                if re.search(r'`\d{3}|`(Deprecation|Sunset|Location|Link|Allow)`', where)}
     assert quoting <= set(QUESTIONS)
+
+
+# -- docs/testing.md: the journal and the fixtures -------------------------------------
+
+def test_a_journal_entry_has_the_fields_testing_lists_and_no_other():
+    listed = [field for cell, _ in table_rows('testing.md', 'field')
+              for field in re.findall(r'`(\w+)`', cell)]
+    (entry,) = with_rex().app.requests
+    assert sorted(entry) == sorted(listed)
+    assert (entry['status'], entry['operation'], entry['truncated'], entry['unmatched']) == (
+        201, 'createPet', False, False)
+
+
+def test_the_key_the_fixtures_table_names_is_the_key_petstore_api_key_gives(petstore_api_key):
+    (what,) = [what for fixture, _, what in table_rows('testing.md', 'fixture')
+               if fixture == '`petstore_api_key`']
+    assert what == f'the key the server accepts: `{petstore_api_key}`'
+
+
+# -- docs/contributing.md: the commands ------------------------------------------------
+
+def test_the_test_command_contributing_shows_is_the_readmes_and_the_one_ci_runs():
+    command, checks = page_fences('contributing.md', 'sh')
+    assert command.strip() in PAGES[ROOT / 'README.md'].splitlines()
+    ci = (ROOT / '.ci' / 'run').read_text(encoding='utf-8').splitlines()
+    assert command.strip() in ci
+    assert [line.split('#')[0].strip() for line in checks.splitlines()] == [
+        line for line in ci if line.startswith('.venv/bin/') and 'pytest' not in line]
+
+
+# -- docs/other-languages.md: what the stub does with a ready file's PATH ----------------
+
+def mark(pid: int) -> str:
+    """A ready file as a stub of that pid writes it."""
+    return f'{{"written_by": "petstore-stub pid {pid}", "url": "http://[::1]:9/v1", "pid": {pid}}}'
+
+
+def ready_file_outcome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: str) -> str:
+    """What main() does with a --ready-file whose PATH holds ``held``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv('PORT', raising=False)
+    path = tmp_path / 'ready.json'
+    if held == 'an empty file':
+        path.write_text('')
+    elif held == 'a marked file of a stub that is gone':
+        path.write_text(mark(gone_pid()))
+    elif held == 'a marked file with its own pid':
+        path.write_text(mark(os.getpid()))
+    elif held == 'another file':
+        path.write_text('{"theirs": true}')
+    elif held == 'the mark of a stub still running':
+        path.write_text(mark(os.getppid()))
+    before = path.read_bytes() if path.exists() else None
+    database = tmp_path / 'petstore.json'
+    target = {'the database': database, 'its log': tmp_path / 'petstore.json.log'}.get(held, path)
+    SERVED.clear()
+    status: int | str | None
+    try:
+        status = stub.main(['--port', '0', '--db', str(database), '--ready-file', str(target)],
+                           recording(lambda server: json.loads(target.read_text())['pid']))
+    except SystemExit as exited:
+        status = exited.code
+    if status == 0:
+        assert SERVED == [os.getpid()] and not target.exists()  # written, then removed at the stop
+        return 'writes it'
+    assert SERVED == [] and (path.read_bytes() if path.exists() else None) == before
+    return f'stops with status `{status}`'
+
+
+#: Each row of the table, by its first cell: what PATH holds, as the test makes it.
+READY_FILE_HELD = {
+    'nothing, or an empty file (from `mktemp`)': ['nothing', 'an empty file'],
+    'a file marked by a stub whose process is gone (a killed one), or whose pid is its own (a '
+    'container restarted)': ['a marked file of a stub that is gone',
+                             'a marked file with its own pid'],
+    'anything else: another file, a link, a device, the mark of a stub still running': [
+        'another file', 'the mark of a stub still running'],
+    'the database, or its log': ['the database', 'its log'],
+}
+
+
+@pytest.mark.parametrize('holds, does', table_rows('other-languages.md', 'PATH holds'),
+                         ids=lambda cell: ' '.join(re.findall(r'\w+', cell)[:4]))
+def test_what_the_stub_does_with_a_ready_file_is_what_its_row_says(tmp_path, monkeypatch,
+                                                                   holds, does):
+    for held in READY_FILE_HELD[holds]:
+        done = ready_file_outcome(tmp_path, monkeypatch, held)
+        assert does.startswith(done.replace('writes it', 'writes')), (held, done)
+        for leftover in tmp_path.iterdir():
+            leftover.unlink()
