@@ -105,7 +105,7 @@ def test_each_copy_of_the_pet_statuses_lists_pet_statuses_in_order(copy):
 
 def test_the_operations_that_answer_pets_are_read_from_the_document(monkeypatch):
     assert stub.pet_answers() == ('listPets', 'createPet', 'getPet')
-    document = stub.openapi_template('openapi.json')
+    document = json.loads((DATA / 'openapi.json').read_text(encoding='utf-8'))
     pet = {'content': {'application/json': {'schema': {'$ref': '#/components/schemas/Pet'}}}}
     document['paths']['/pets/{petId}']['put'] = {'operationId': 'replacePet',
                                                  'responses': {'200': pet, '404': {}}}
