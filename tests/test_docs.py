@@ -715,3 +715,59 @@ def test_what_the_stub_does_with_a_ready_file_is_what_its_row_says(tmp_path, mon
         assert does.startswith(done.replace('writes it', 'writes')), (held, done)
         for leftover in tmp_path.iterdir():
             leftover.unlink()
+
+
+# -- docs/running.md: the table of flags -------------------------------------------------
+
+def parsed(*argv: str) -> Any:
+    """The flags as the command line parses ``argv``; a refused one raises SystemExit."""
+    return stub.build_parser().parse_args(list(argv))
+
+
+def refused(*argv: str) -> bool:
+    try:
+        parsed(*argv)
+    except SystemExit:
+        return True
+    return False
+
+
+#: What each row quotes of a flag's default or range, by the row's first flag, and how the
+#: command line shows it.
+FLAG_FACTS: dict[str, list[tuple[str, Callable[[], bool]]]] = {
+    '--host': [('`127.0.0.1`', lambda: parsed().host == '127.0.0.1'),
+               ('`8080`', lambda: parsed().port == 8080),
+               ('`0` picks a free one', lambda: parsed('--port', '0').port == 0)],
+    '--api-key': [('`petstore-demo-key`', lambda: stub.DEMO_API_KEY == 'petstore-demo-key')],
+    '--db': [('`petstore.json` unless given', lambda: parsed().db == 'petstore.json')],
+    '--staging': [('`/staging/v1`', lambda: stub.STAGING_BASE_PATH == '/staging/v1')],
+    '--admin': [],
+    '--send-timeout': [
+        ('above 0, at most 3600; default 10', lambda: parsed().send_timeout == 10 and parsed(
+            '--send-timeout', '3600').send_timeout == 3600 and refused('--send-timeout', '0')
+            and refused('--send-timeout', '3600.5'))],
+    '--tls': [],
+    '--chaos': [('SECONDS (0 to 60)', lambda: parsed('--delay', '60').delay and parsed(
+        '--delay', '0').delay and refused('--delay', '60.5') and refused('--delay', '-1'))],
+    '--first-id': [('(1 to 2^63 − 1;', lambda: parsed('--first-id', str(2 ** 63 - 1)).first_id
+                    == 2 ** 63 - 1 and refused('--first-id', '0')
+                    and refused('--first-id', str(2 ** 63)))],
+}
+
+
+@pytest.mark.parametrize('flags, does', table_rows('running.md', 'flag'),
+                         ids=lambda cell: cell.split('`')[1] if '`' in cell else cell[:20])
+def test_each_flag_s_default_and_range_is_what_its_row_of_the_table_says(monkeypatch, flags,
+                                                                         does):
+    monkeypatch.delenv('PORT', raising=False)
+    names = re.findall(r'`(--[a-z-]+)', flags)
+    usage = stub.build_parser().format_help()
+    assert all(re.search(rf'(?<![\w-]){name}\b', usage) for name in names), names
+    for quoted, holds in FLAG_FACTS[names[0]]:
+        assert quoted in does, quoted
+        assert holds(), quoted
+
+
+def test_every_row_of_the_table_of_flags_has_its_facts_checked():
+    assert [re.findall(r'`(--[a-z-]+)', flags)[0] for flags, _ in table_rows('running.md', 'flag')
+            ] == list(FLAG_FACTS)

@@ -88,8 +88,8 @@ def status_copies() -> dict[str, list[str]]:
     for n, select in enumerate(selects, 1):
         copies[f'data/index.html, <select name="status"> {n}'] = re.findall(
             r'<option>([^<]*)</option>', select)
-    listed = re.search(r'&status=(\S+)', stub.__doc__).group(1)
-    copies["the module's docstring, listPets"] = listed.split('|')
+    listed = re.findall(r'&status=(\S+)', stub.__doc__ or '')
+    copies["the module's docstring, listPets"] = '|'.join(listed).split('|')
     return copies
 
 
