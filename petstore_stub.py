@@ -1409,16 +1409,15 @@ class StubApp(Controls):
                 environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))).partition('?')
             target = without_userinfo(path) + mark + masked_query(query)  # as the journal shows
             # A refusal's request line may have no target, or be no line at all ('-').
+            duration = '-' if exchange.refusal else f'{(time.perf_counter() - started) * 1000:.1f}ms'
             log(log_line(environ.get('REMOTE_ADDR') or '-',
-                                     f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
-                                     str(exchange.close or exchange.status or 'dropped'),
-                                     '-' if exchange.refusal else
-                                     f'{(time.perf_counter() - started) * 1000:.1f}ms'))
+                         f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
+                         str(exchange.close or exchange.status or 'dropped'), duration))
         if not self._hinted and exchange.error and exchange.error['code'] == 'cors_not_enabled':
             self._hinted = True
             origin = printable(without_userinfo(environ['HTTP_ORIGIN']))[:200]
-            log(f'petstore-stub: a page on {origin} '
-                            'asked to call the API; restart the stub with --cors to let it')
+            log(f'petstore-stub: a page on {origin} asked to call the API; restart the stub with '
+                '--cors to let it')
 
     def route_of(self, environ: dict) -> bottle.Route | None:
         with contextlib.suppress(bottle.HTTPError):
@@ -2012,7 +2011,6 @@ def garbled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], A
 
 
 def with_length(headers: list[tuple[str, str]], data: bytes) -> list[tuple[str, str]]:
-    """``headers`` for a body of ``data``: its Content-Length in place of any other."""
     return [*(header for header in headers if header[0] != 'Content-Length'),
             ('Content-Length', str(len(data)))]
 
