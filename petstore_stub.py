@@ -1125,7 +1125,7 @@ class Controls:
     store: PetStore
     base_path: str
     faults: Faults
-    fence: Fence
+    gate: ResetGate
     journal: Journal
 
     def reset(self) -> None:
@@ -1135,7 +1135,7 @@ class Controls:
         self.faults.clear()
         self.faults.delays.clear()
         self.faults.extra_fields = self.faults.extra_start
-        with self.fence.cut() as cut_at:
+        with self.gate.cut_off() as cut_at:
             self.journal.clear(cut_at)
             self.store.reset()
 
@@ -1270,7 +1270,7 @@ class StubApp(Controls):
         self.cors, self.trust_proxy, self.access_log = cors, trust_proxy, access_log
         #: For check(): each failure in the app or its server, without frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
-        self.fence, self.faults = Fence(), Faults()
+        self.gate, self.faults = ResetGate(), Faults()
         self.faults.extra_start = self.set_extra_fields(extra_fields, seed)  # a reset's
         self.journal = Journal(journal_size, admin, self.api_keys)
         self._hinted = False  #: whether the access log has said to restart with --cors
@@ -1285,16 +1285,16 @@ class StubApp(Controls):
         started = time.perf_counter()
         route_as_sent(environ)  # what every step sees: the path as the client sent it
         # A refusal is answered at once, and a reset (an admin call) must not wait for itself.
-        fenced = exchange.refusal is None and not is_admin_call(environ)
-        admitted = not fenced or self.fence.enter(exchange)  # a cut waited out
+        gated = exchange.refusal is None and not is_admin_call(environ)
+        admitted = not gated or self.gate.enter(exchange)  # a cut-off waited out
         answer: Answer | ApiError | None = None
-        kept, cors = None, False
+        body_copy, cors = None, False
         try:
-            if not admitted:  # a cut began after it arrived: closed unanswered, and never recorded
+            if not admitted:  # a cut-off began after it came: closed unanswered, never recorded
                 exchange.close = 'dropped'
             else:
                 try:
-                    kept = self.journal.keep_body(environ)  # None for a request it passes by
+                    body_copy = self.journal.copy_body(environ)  # None for one it passes by
                     if self.trust_proxy:
                         apply_forwarded(environ)
                     if self.allowed_hosts is not None:
@@ -1312,18 +1312,18 @@ class StubApp(Controls):
                     answer = stub_failed()
             result = self.respond(environ, exchange, answer, start_response, cors)
             try:  # what is noted of it: a failure here is kept for check(), and the answer stands
-                if kept is not None and not exchange.page:  # a browser's visit is no call
-                    self.journal.record(environ, exchange, kept.whole(),
-                                        self.meant(environ, exchange))
+                if body_copy is not None and not exchange.page:  # a browser visit is no call
+                    self.journal.record(environ, exchange, body_copy.whole(),
+                                        self.intended_operation(environ, exchange))
                 if exchange.fault == 'hang' and exchange.hold:  # journalled as hanging, it waits
-                    self.fence.hold(exchange.hold, exchange)
+                    self.gate.hold(exchange.hold, exchange)
                 if self.access_log is not None:
                     self.log(self.access_log, environ, exchange, started)
             except Exception as error:
                 self.errors.append(without_frames(error))
         finally:
-            if fenced:
-                self.fence.leave()
+            if gated:
+                self.gate.leave()
         return result
 
     def api_answer(self, environ: dict, exchange: Exchange) -> Answer | ApiError | None:
@@ -1334,7 +1334,7 @@ class StubApp(Controls):
         if route is not None and route.name in OPERATIONS and self.accepts_key(
                 environ.get('HTTP_AUTHORIZATION')):  # a 401 stays a 401
             delays = self.faults.delays
-            if (delay := delays.get(None, 0.0) + delays.get(route.name, 0.0)) and self.fence.hold(
+            if (delay := delays.get(None, 0.0) + delays.get(route.name, 0.0)) and self.gate.hold(
                     delay, exchange):  # let go by a reset
                 exchange.close = 'dropped'
                 return None
@@ -1388,14 +1388,14 @@ class StubApp(Controls):
             data = answer.body.encode('utf-8', 'backslashreplace')  # a lone surrogate: \ud800
             answer = answer.status_line, with_length(answer.headerlist, data), [data]
         if exchange.fault in ('truncate', 'malformed', 'slow'):
-            answer = garbled(answer, exchange.fault, exchange.hold,
-                             lambda pause: self.fence.hold(pause, exchange))
+            answer = spoiled(answer, exchange.fault, exchange.hold,
+                             lambda pause: self.gate.hold(pause, exchange))
         status, headers, body = answer
         exchange.status = int(status[:3])
         start_response(status, [*headers, *CORS_HEADERS] if cors else headers)
         return [] if environ['REQUEST_METHOD'] == 'HEAD' else body
 
-    def meant(self, environ: dict, exchange: Exchange) -> str | None:
+    def intended_operation(self, environ: dict, exchange: Exchange) -> str | None:
         """The operation it reached, or for a 401, sent before routing, the one it would have."""
         if exchange.operation is None and exchange.status == 401:
             return getattr(self.route_of(environ), 'name', None)
@@ -1470,18 +1470,23 @@ def is_admin_call(environ: dict) -> bool:
     return environ['PATH_INFO'].startswith(ADMIN_PREFIX)
 
 
-class Fence:
-    """Where API requests wait; one that a cut let go, or that came before it, closes unanswered."""
+class ResetGate:
+    """The gate that API requests pass, which a reset closes for a moment: its cut-off.
+
+    At a cut-off, the requests that a delay, a hang or a slow answer holds are let go, the requests
+    under way are waited for, and new requests wait at the gate. A request that arrived before the
+    cut-off closes unanswered, so nothing sent before a reset reaches a test after it."""
 
     def __init__(self) -> None:
         self.under_way = 0  #: the API requests let in that have not left
         self._lock = threading.Condition()
-        self._cut_at = 0  #: when the last cut began (time.monotonic_ns())
-        self._cutting = False  #: while a cut is made: new requests wait
+        self._cut_at = 0  #: when the last cut-off began (time.monotonic_ns())
+        self._cutting = False  #: while a cut-off is made: new requests wait
         self._stopping = False  #: set by release(): nothing is held any more
 
     def enter(self, exchange: Exchange) -> bool:
-        """Wait out a cut; False: it came before, and closes unanswered. A leave() follows each."""
+        """Wait out a cut-off; False if the request came before it, and so closes unanswered. A
+        leave() follows each enter()."""
         with self._lock:
             self._lock.wait_for(lambda: not self._cutting)
             self.under_way += 1
@@ -1490,11 +1495,11 @@ class Fence:
     def leave(self) -> None:
         with self._lock:
             self.under_way -= 1
-            if self._cutting:  # only a cut waits for this count
+            if self._cutting:  # only a cut-off waits for this count
                 self._lock.notify_all()
 
     def hold(self, seconds: float, exchange: Exchange) -> bool:
-        """Hold for ``seconds``, or until release() or a cut begun since it came; True if let go."""
+        """Hold for ``seconds``, or until release() or a cut-off since it came; True if let go."""
         with self._lock:
             return self._lock.wait_for(
                 lambda: self._stopping or exchange.received < self._cut_at, seconds)
@@ -1505,8 +1510,9 @@ class Fence:
             self._lock.notify_all()
 
     @contextlib.contextmanager
-    def cut(self) -> Iterator[int]:
-        """Free held requests, wait for those under way, yield the cut's start; new ones wait."""
+    def cut_off(self) -> Iterator[int]:
+        """Free held requests, wait for those under way, and yield when the cut-off began; new
+        requests wait until it ends."""
         with self._lock:
             self._cutting, self._cut_at = True, time.monotonic_ns()
             self._lock.notify_all()  # what a delay, a hang or a slow answer holds is stale now
@@ -1552,9 +1558,9 @@ class Journal:
         self._sequence = itertools.count(1)  #: never reset
         self._cut_at = 0  #: requests that arrived before it are not recorded
 
-    def keep_body(self, environ: dict) -> KeptBody | None:
+    def copy_body(self, environ: dict) -> BodyCopy | None:
         passed_by = self.admin and is_admin_call(environ) or environ['PATH_INFO'] == FAVICON
-        return KeptBody(environ) if self._entries.maxlen and not passed_by else None
+        return BodyCopy(environ) if self._entries.maxlen and not passed_by else None
 
     def record(self, environ: dict, exchange: Exchange, body: bytes, operation: str | None) -> None:
         entry = journal_entry(environ, exchange, body, self.api_keys)
@@ -1648,16 +1654,11 @@ def deprecated_operations() -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def pet_answers() -> tuple[str, ...]:
-    """The operations whose success the served document answers with a Pet or Pets: those whose
-    answers set_extra_fields() may add fields to."""
-    pets = ('#/components/schemas/Pet', '#/components/schemas/Pets')
-
-    def holds_pets(response: dict) -> bool:
-        schema = response.get('content', {}).get('application/json', {}).get('schema', {})
-        return schema.get('$ref') in pets
+    """The operations whose success the served document answers with a Pet or Pets: those that
+    set_extra_fields() may add fields to."""
     return tuple(operation['operationId'] for _, _, operation in described_operations()
-                 if any(holds_pets(response) for status, response in operation['responses'].items()
-                        if status.startswith('2')))
+                 if any(re.search(r'"#/components/schemas/Pets?"', json.dumps(response))
+                        for status, response in operation['responses'].items() if status[0] == '2'))
 
 
 def met_count(responses: dict[str, dict[str, int]]) -> int:
@@ -1676,7 +1677,7 @@ def coverage_line(report: dict) -> str:
             + (f'; never: {", ".join(never)}' if never else ''))
 
 
-class KeptBody:
+class BodyCopy:
     """Replaces ``wsgi.input`` (bottle only calls read()), keeping only what the journal keeps."""
 
     def __init__(self, environ: dict) -> None:
@@ -1999,8 +2000,9 @@ def fault_error(status: int, fault: dict, allow: Sequence[str]) -> ApiError:
                     f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
 
 
-def garbled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], Any]) -> Answer:
-    """``answer`` as a fault garbles it; truncate and slow send the whole body's Content-Length."""
+def spoiled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], Any]) -> Answer:
+    """``answer`` as a truncate, malformed or slow fault spoils it; truncate and slow send the
+    Content-Length of the whole body."""
     status, headers, body = answer
     if kind == 'malformed':
         data = b'{"fault": "malformed", this is not JSON}\n'
@@ -3059,7 +3061,7 @@ class StubServer(Controls):
                  send_timeout: float = 10.0, idle_timeout: float = IDLE_SECONDS) -> None:
         self.app, self.host, self.port = app, host, port
         self.send_timeout, self.idle_timeout = send_timeout, idle_timeout
-        self.store, self.faults, self.fence, self.journal = (app.store, app.faults, app.fence,
+        self.store, self.faults, self.gate, self.journal = (app.store, app.faults, app.gate,
                                                              app.journal)
         self.api_keys, self.base_path, self.api_key = app.api_keys, app.base_path, app.api_keys[0]
         self.tls, self.ca_file = tls, None if ca_file is None else Path(ca_file)
@@ -3162,7 +3164,7 @@ class StubServer(Controls):
                 self._thread.join(timeout=5)
             return
         self.stopped = True
-        self.fence.release()  # a delay or a hang holds a connection's thread; let it go
+        self.gate.release()  # a delay or a hang holds a connection's thread; let it go
         if self._listener is not None:
             with contextlib.suppress(OSError):  # wakes accept() on Linux; close() does elsewhere
                 self._listener.shutdown(socket.SHUT_RDWR)
@@ -3177,7 +3179,7 @@ class StubServer(Controls):
             for connection in connections:
                 connection.thread.join(max(0.0, deadline - time.monotonic()))
         if self._ca_written is not None:  # unless another stub has written its own there since
-            remove_if_holding(*self._ca_written)
+            remove_if_it_holds(*self._ca_written)
             self._ca_written = None
 
     def __enter__(self) -> StubServer:
@@ -3464,7 +3466,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             except OSError as error:
                 server.stop()
                 raise CannotServe(f'cannot write {args.ready_file}: {error.strerror}') from None
-        console.log(f'petstore-stub {__version__}: {holding(store)}{loaded}')
+        console.log(f'petstore-stub {__version__}: {store_contents(store)}{loaded}')
         if generated:
             console.log(f'generated API key (not published anywhere): {server.api_key}')
         trust = '' if server.ca_file is None else f'--cacert {shlex.quote(str(server.ca_file))} '
@@ -3490,8 +3492,8 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                 print(coverage_line(app.coverage()), file=sys.stderr)
         finally:
             if ready is not None:  # unless another stub has written its own there since
-                remove_if_holding(args.ready_file, ready)
-        console.log(f'petstore-stub stopped: {holding(store)}')
+                remove_if_it_holds(args.ready_file, ready)
+        console.log(f'petstore-stub stopped: {store_contents(store)}')
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -3510,7 +3512,7 @@ def write_whole(path: Path, text: str) -> None:
             os.unlink(temporary)
 
 
-def remove_if_holding(path: Path, text: str) -> None:
+def remove_if_it_holds(path: Path, text: str) -> None:
     with contextlib.suppress(OSError, UnicodeError):
         if path.read_text(encoding='utf-8') == text:
             path.unlink()
@@ -3548,7 +3550,7 @@ def is_same_file(path: Path, other: Path) -> bool:
     return os.path.realpath(path) == os.path.realpath(other)
 
 
-def holding(store: PetStore) -> str:
+def store_contents(store: PetStore) -> str:
     return f'{pets_phrase(len(store))} in {getattr(store, "path", None) or "memory"}'
 
 
@@ -3567,7 +3569,7 @@ def run_until_stopped(server: StubServer) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         # Let held requests go first: a stop waits up to 5 s for the answers under way.
-        server.fence.release()
+        server.gate.release()
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():

@@ -176,7 +176,7 @@ def pipelined_creates(port: int, count: int) -> bytes:
 def test_requests_pipelined_behind_a_closing_fault_are_not_served(server, fault, options):
     server.fail_next(fault, route='createPet', **options)
     assert pipelined_creates(server.port, 3) == b''
-    wait_until(lambda: not server.app.fence.under_way)
+    wait_until(lambda: not server.app.gate.under_way)
     assert [(entry['status'], entry['fault']) for entry in server.requests] == [(None, fault)]
     assert len(server.app.store) == 13
 
@@ -209,7 +209,7 @@ def test_a_hang_is_released_by_reset(server):
     server.reset()
     client.join(timeout=10)
     assert outcome and not client.is_alive()
-    wait_until(lambda: not server.app.fence.under_way)  # the worker is free
+    wait_until(lambda: not server.app.gate.under_way)  # the worker is free
 
 
 def test_a_hang_ends_at_its_bound_with_no_response(server):
@@ -400,7 +400,7 @@ def recorded_waits(app: stub.StubApp) -> list[float]:
     def hold(seconds, exchange):
         waits.append(seconds)
         return False
-    app.fence.hold = hold  # type: ignore[method-assign]  # counted, not held
+    app.gate.hold = hold  # type: ignore[method-assign]  # counted, not held
     return waits
 
 

@@ -256,7 +256,7 @@ def test_delay_slows_each_response_so_a_client_times_out():
         impatient.request('GET', '/v1/pets', headers=server.headers)
         with pytest.raises(TimeoutError):
             impatient.getresponse()
-        wait_until(lambda: server.app.fence.under_way == 1)  # held by the delay: not a slow answer
+        wait_until(lambda: server.app.gate.under_way == 1)  # held by the delay: not a slow answer
         impatient.close()
 
 
@@ -266,7 +266,7 @@ def test_a_request_still_delayed_at_reset_is_dropped_at_once_and_leaves_no_trace
         waiting = http.client.HTTPConnection('127.0.0.1', server.port, timeout=30)
         waiting.request('POST', '/v1/pets', json.dumps(REX),
                         {**server.headers, 'Content-Type': 'application/json'})
-        wait_until(lambda: server.app.fence.under_way == 1)
+        wait_until(lambda: server.app.gate.under_way == 1)
         server.reset()
         # Released by the reset, not by its 60 seconds: the connection closes with no answer.
         with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
@@ -651,7 +651,7 @@ def test_requests_a_test_leaves_in_flight_never_reach_the_next_test():
         clients = [threading.Thread(target=create) for _ in range(8)]
         for client in clients:
             client.start()
-        wait_until(lambda: app.fence.under_way == 8)  # each held by the delay, however slow
+        wait_until(lambda: app.gate.under_way == 8)  # each held by the delay, however slow
         for client in clients:
             client.join()  # each gave up after half a second: the test is over
         server.reset()
@@ -677,17 +677,17 @@ def test_an_api_key_no_client_could_send_is_refused(api_keys):
 
 def test_after_a_stop_nothing_is_held_again():
     app = stub.create_stub()
-    app.fence.release()
+    app.gate.release()
     # At once: a request that would wait for a worker must not.
-    assert app.fence.hold(30, stub.Exchange(time.monotonic_ns())) is True
+    assert app.gate.hold(30, stub.Exchange(time.monotonic_ns())) is True
 
 
 def test_a_request_under_way_at_a_clear_holds_no_more_even_if_it_reaches_its_hold_after():
     app = stub.create_stub()
     exchange = stub.Exchange(time.monotonic_ns())  # as the server makes one, as a request arrives
     app.reset()
-    assert app.fence.hold(30, exchange) is True  # at once, though the reset is over
-    assert app.fence.hold(0.01, stub.Exchange(time.monotonic_ns())) is False  # a new one is held
+    assert app.gate.hold(30, exchange) is True  # at once, though the reset is over
+    assert app.gate.hold(0.01, stub.Exchange(time.monotonic_ns())) is False  # a new one is held
 
 
 @pytest.mark.parametrize('fault', ['drop', 'reset', 'hang'])

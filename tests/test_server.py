@@ -627,8 +627,8 @@ def test_requests_refused_before_the_app_are_in_the_access_log_too():
 @pytest.mark.parametrize('target', ['/__admin%2Freset', '/%5F%5Fadmin/reset%2F'])
 def test_a_path_that_is_an_admin_path_only_once_decoded_waits_at_the_fence_as_an_api_path(target):
     with stub.serve() as server:
-        entered, enter = [], server.fence.enter
-        server.fence.enter = lambda exchange: entered.append(exchange) or enter(exchange)
+        entered, enter = [], server.gate.enter
+        server.gate.enter = lambda exchange: entered.append(exchange) or enter(exchange)
         raw = f'POST {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n'.encode()
         status, _, payload = exchange(server.port, raw + b'Authorization: Bearer '
                                       + server.api_key.encode() + b'\r\n\r\n')
