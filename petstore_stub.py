@@ -205,14 +205,14 @@ def stub_failed() -> ApiError:
 #: The Error ``code`` for a status that bottle, the server or a fault answers with.
 ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
                413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error',
-               # Named as RFC 9110 names them, as Python does only from 3.13.
+               # These three are named as RFC 9110 names them. Python names them so from 3.13.
                414: 'uri_too_long', 416: 'range_not_satisfiable', 422: 'unprocessable_content'}
 
 
 def error_code_name(status: int) -> str:
     """The Error ``code`` of a status no handler named: ``bad_request``, ``bad_gateway``..."""
     phrase = ERROR_CODES.get(status) or http.client.responses.get(status, f'http {status}')
-    return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot": i_m_a_teapot
+    return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot" is i_m_a_teapot.
 
 
 def without_userinfo(text: str, quoted: bool = False) -> str:
@@ -483,7 +483,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     check_api_keys(api_keys)
     store = PetStore() if store is None else store
     api = bottle.Bottle()
-    api.config['petstore.base_path'] = base_path  # for a 404 outside it to say where it is
+    api.config['petstore.base_path'] = base_path  # A 404 outside it says where the API is.
     public_paths = set(public_paths)
 
     @api.hook('before_request')
@@ -549,7 +549,7 @@ class Change(NamedTuple):
     """A change to a table: ``put`` documents at ids, ``remove`` ids, or ``write`` the table."""
     kind: str
     table: str
-    documents: dict[int, Any]  #: a dict at each id; None where an id is removed
+    documents: dict[int, Any]  #: A document at each id, or None at each id a 'remove' takes.
 
 
 class Tables:
@@ -591,7 +591,7 @@ class PetStore:
         self.first_id = first_id
         self._lock = threading.Lock()
         self._tables = Tables()
-        self._pets = self._tables.tables[PETS_TABLE]  #: pet id -> document, in id order
+        self._pets = self._tables.tables[PETS_TABLE]  #: Each pet's document, by its id.
 
     def change(self, transaction: Callable[[Tables], Change]) -> Change:
         """Make the change ``transaction`` returns, reading the tables (part 2: on disk first)."""
@@ -637,7 +637,7 @@ class PetStore:
     def get_json(self, pet_id: int) -> str | None:
         """The pet as the JSON object getPet sends, or None."""
         with self._lock:
-            pet = self._pets.get(pet_id)  # a dictionary lookup, however many pets
+            pet = self._pets.get(pet_id)  # One dict lookup, however many pets there are.
             return None if pet is None else self.pet_json(pet_id, pet)
 
     def not_found_hint(self, pet_id: int) -> str:
