@@ -19,44 +19,38 @@ and ``GET <base path>/openapi.json`` (OpenAPI 3.0) need no key.
 
 The flags: ``python petstore_stub.py --help`` (the demo animals are in ``data/pets.json``).
 
-In tests (the package registers the pytest fixtures ``petstore_server`` and ``petstore_app``)::
+In tests: the pytest fixtures ``petstore_server`` and ``petstore_app``, or ``serve()``, which
+starts a ``StubServer`` on a free loopback port (``help(petstore_stub.StubServer)``)::
 
-    with serve() as server:                 # a free loopback port, in memory
-        server.url, server.headers          # 'http://127.0.0.1:54321/v1', {'Authorization': ...}
-                                            # serve(tls=True): https://, server.ca_file to trust
+    with serve() as server:
         server.add_pet('Rex', 1)
-        server.fail_next(503)               # or 'drop', 'reset', 'truncate', 'malformed',
-                                            # 'hang', 'slow'; times=, route=, after=, ...
-        server.chaos(0.1, seed=7)           # faults at random, reproducibly
-        server.set_delay(0.5, route='createPet')  # a slow operation; 0 turns it off
+        server.fail_next(503)               # the next call answers 503; or 'drop', 'slow'...
         server.assert_called('createPet', json={'name': 'Rex', 'categoryId': 1})
-        server.requests                     # the journal: what the client sent
-        server.coverage()                   # what the calls met of the API's description
-        server.reset()
 
 The file reads in two parts. Part 1, which uses nothing from part 2, is ``create_app()``, the plain
-API over a ``PetStore``, a dict of pets behind a lock; part 2 wraps it: ``create_stub()`` adds the
-fixture server's pieces, and ``StubStore`` the durable file. The sections, in order:
+API over a ``PetStore``, a dict of pets behind a lock. Part 2 wraps it: ``create_stub()`` adds the
+fixture server's pieces, and ``StubStore`` the durable file. The sections, in order, each with its
+first definition, which a search for ``def`` or ``class`` and the name finds:
 
     Part 1: the Pet Store API, as a student meets it
-      Constants
-      ApiError: the one exception, and the Error body
-      Validation: pure functions from raw input to clean values
-      The bearer check
-      The app: the four operations
-      The store the operations use
+      Constants  (API_VERSION)
+      ApiError: the one exception, and the Error body  (ApiError)
+      Validation: pure functions from raw input to clean values  (bad_parameter)
+      The bearer check  (check_bearer)
+      The app: the four operations  (create_app)
+      The store the operations use  (Change)
     Part 2: the machinery
-      Durable storage: the TinyDB file, its log, and group commit
-      The fixture server: StubApp, and one path for every request
-      The path's steps, in the order a request takes them
-      Faults: queued, or drawn by chaos
-      The documents, the admin endpoints, the fixtures
-      Assertions: what the client sent, held against what a test expects
-      The console: text for a person, never in the way of a request
-      HTTPS: a certificate a test can trust
-      The server: HTTP/1.1 on httptools, a thread for each connection
-      The command line
-      The pytest fixtures
+      Durable storage: the TinyDB file, its log, and group commit  (DatabaseError)
+      The fixture server: StubApp, and one path for every request  (Exchange)
+      The path's steps, in the order a request takes them  (is_admin_call)
+      Faults: queued, or drawn by chaos  (Faults)
+      The documents, the admin endpoints, the fixtures  (add_documents)
+      Assertions: what the client sent, held against what a test expects  (call_report)
+      The console: text for a person, never in the way of a request  (Console)
+      HTTPS: a certificate a test can trust  (Tls)
+      The server: HTTP/1.1 on httptools, a thread for each connection  (ServerError)
+      The command line  (build_parser)
+      The pytest fixtures  (petstore_api_key)
 """
 
 from __future__ import annotations

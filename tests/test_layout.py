@@ -12,16 +12,28 @@ import petstore_stub as stub
 SOURCE = Path(stub.__file__).read_text(encoding='utf-8').splitlines()
 
 
-def test_the_docstring_map_names_every_banner_in_order():
-    block = stub.__doc__.split('The sections, in order:')[1].split('\n\n')[1]
-    mapped = [line.strip() for line in block.splitlines()]
+def test_the_docstring_map_names_every_banner_in_order_and_its_first_definition():
+    block = stub.__doc__.split('The sections, in order')[1].split('\n\n')[1]
+    mapped = [re.fullmatch(r'(.*?)(?:  \((\w+)\))?', line.strip()).groups()
+              for line in block.splitlines()]
     banners = [(number, line.strip('# -=')) for number, line in enumerate(SOURCE, 1)
                if re.match(r'# (-- |Part \d)', line)]
     where = '\n'.join(f'line {number:>5}  {title}' for number, title in banners)
     assert len(mapped) >= 10 and len(mapped) == len(banners), f'the banners are:\n{where}'
-    for title, (number, banner) in zip(mapped, banners):
+    for (title, first), (number, banner) in zip(mapped, banners):
         assert banner.startswith(title), f'the map has {title!r} where line {number} has ' \
                                          f'{banner!r}; the banners are:\n{where}'
+        if banner.startswith('Part '):
+            continue
+        following = SOURCE[number:]
+        assert first is not None, f'the map names no definition for {title!r}'
+        section = following[:next((n for n, line in enumerate(following)
+                                   if re.match(r'# (-- |=)', line)), len(following))]
+        # A def or a class (the plugin's are inside an if), or in a section of none, a constant.
+        names = [name for line in section for name in re.findall(r'^(?:    )?(?:def|class) (\w+)',
+                                                                  line)]
+        names = names or [name for line in section for name in re.findall(r'^([A-Z_]+) =', line)]
+        assert first == names[0], f'{title!r} begins with {names[0]}, not {first}'
 
 
 def test_a_first_read_meets_the_four_operations_before_any_machinery():
