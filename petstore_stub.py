@@ -126,7 +126,7 @@ INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 #: The spec sets no size limit. A NewPet is tiny, so a megabyte is plenty.
 MAX_BODY_BYTES = 1024 * 1024
 
-#: The README publishes this key, so the stub accepts it only when it listens on loopback.
+#: The README publishes this key, so part 2's command line takes it on loopback (this machine) only.
 DEMO_API_KEY = 'petstore-demo-key'
 #: The characters a bearer token may hold (RFC 6750 calls such a token a b64token).
 TOKEN_PATTERN = re.compile(r'[A-Za-z0-9\-._~+/]+=*')
@@ -149,9 +149,9 @@ class ApiError(bottle.HTTPError):
     def __init__(self, status: int, code: str, message: str,
                  headers: Mapping[str, str] | None = None,
                  details: Mapping[str, Any] | None = None) -> None:
-        # The spec's operations send the three fields alone. Part 2's admin API adds ``details``,
-        # more fields that a program can read. A password that a client sent in a URL, as in
-        # http://user:password@host/, is never sent back.
+        # The spec's Error body has these three fields. Part 2's admin API adds ``details``, more
+        # fields for a program to read. A password that a client sent in a URL, as in
+        # http://user:password@host/ (its "userinfo"), is never sent back.
         message = without_userinfo(message, quoted=True)
         body = to_json({'code': code, 'message': message, 'status': status, **(details or {})})
         super().__init__(status, body, headers=dict(headers or {}))
@@ -187,8 +187,9 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
     elsewhere = '' if path.startswith(base + '/') else f'; the API is under {base}'
     messages = {404: f'nothing is at {path}{elsewhere}',
                 405: f'{bottle.request.method} is not allowed on {path}; use {allow}'}
+    headers = {'Allow': allow} if allow else None  # A 405 says which methods the path takes.
     return ApiError(error.status_code, error_code_name(error.status_code),
-                    messages.get(error.status_code, str(error.body)), allow and {'Allow': allow})
+                    messages.get(error.status_code, str(error.body)), headers)
 
 
 def stub_failed() -> ApiError:
@@ -245,7 +246,8 @@ def parse_whole_number(raw: str, signed: bool = False) -> int | None:
     """Decimal digits, after a ``-`` if ``signed`` -> their value; None for anything else.
 
     This is the one rule for every number a client writes in a URL. Leading zeros change nothing.
-    A ``+``, a space or a digit of another script is no number here, though int() takes them."""
+    A ``+``, a space or a digit such as the Arabic-Indic ``١`` is no number here, though int()
+    takes each of them."""
     negative = signed and raw.startswith('-')
     digits = raw[1:] if negative else raw
     if not digits.isascii() or not digits.isdigit():
@@ -258,7 +260,7 @@ def parse_whole_number(raw: str, signed: bool = False) -> int | None:
 
 
 def parse_limit(raw: str | None) -> int:
-    """``limit`` as sent (or None) -> 1..100, default 20."""
+    """Check ``limit`` as sent: a whole number from 1 to 100. Without one, the limit is 20."""
     if raw is None:
         return LIMIT_DEFAULT
     limit = parse_whole_number(raw)
@@ -269,14 +271,14 @@ def parse_limit(raw: str | None) -> int:
 
 
 def parse_status(raw: str | None) -> str | None:
-    """``status`` as sent (or None) -> one of PET_STATUSES, or None."""
+    """Check ``status`` as sent: one of PET_STATUSES. Without one, no status is asked for."""
     if raw is None or raw in PET_STATUSES:
         return raw
     raise bad_parameter(f'status must be one of {", ".join(PET_STATUSES)}; got {quoted(raw)}')
 
 
 def parse_query(query_string: str) -> dict[str, list[str]]:
-    """The raw query string (percent-encoded, as WSGI gives it) -> each name's values."""
+    """Read the query string (percent-encoded, as WSGI gives it) into each name's values."""
     query: dict[str, list[str]] = {}
     # WSGI (PEP 3333) hands the app a request's bytes as text, one Latin-1 character for each
     # byte. Percent-decoding as Latin-1 too keeps each byte one character, and utf8() then reads
@@ -296,7 +298,7 @@ def utf8(text: str) -> str:
 
 
 def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
-    """The query of listPets -> ``{'limit': int, 'status': str | None}``.
+    """Check the query of listPets, and return ``{'limit': int, 'status': str | None}``.
 
     A client that sends ``limt``, or ``limit`` twice, should learn it here, not in production."""
     check_query_names(query, 'listPets', ('limit', 'status'))
@@ -318,7 +320,8 @@ def check_query_names(query: Mapping[str, list[str]], operation: str,
 
 
 def parse_pet_id(raw: str) -> int:
-    """``petId`` from the path -> an int64 (zero and negatives are valid, never found)."""
+    """Check ``petId`` from the path: an int64. Zero and negative ids are taken, and then not
+    found (a 404), as the spec allows any int64."""
     pet_id = parse_whole_number(raw, signed=True)
     if pet_id is None or not INT64_MIN <= pet_id <= INT64_MAX:
         raise bad_parameter(f'petId must be an int64 integer; got {quoted(raw)}')
@@ -326,7 +329,8 @@ def parse_pet_id(raw: str) -> int:
 
 
 def check_content_type(content_type: str) -> None:
-    """Only ``application/json`` (UTF-8, the only charset JSON has) is accepted."""
+    """Accept only ``application/json``, in UTF-8: the only charset (character encoding) JSON
+    has. Any other Content-Type is a 415."""
     media_type, *parameters = [part.strip().lower() for part in content_type.split(';')]
     charsets = [p.partition('=')[2].strip('"') for p in parameters if p.startswith('charset=')]
     if media_type != 'application/json' or any(c != 'utf-8' for c in charsets):
@@ -336,7 +340,9 @@ def check_content_type(content_type: str) -> None:
 
 
 def read_body(request: bottle.BaseRequest, what: str = 'a NewPet') -> bytes:
-    """The request body, up to MAX_BODY_BYTES, or 413 saying it is the most ``what`` may take."""
+    """Read the request body, up to MAX_BODY_BYTES, or answer 413: the most ``what`` may take."""
+    # Content-Length says how long the body is, but a body sent in chunks has none, so the body
+    # itself is read too: one byte past the most tells that it is too long.
     if request.content_length <= MAX_BODY_BYTES:
         # Bottle keeps a large body in a temporary file and leaves that file open: close it.
         with request.body as body:
@@ -348,7 +354,7 @@ def read_body(request: bottle.BaseRequest, what: str = 'a NewPet') -> bytes:
 
 
 def parse_json_object(body: bytes, what: str = 'a NewPet JSON object') -> dict:
-    """The raw request body -> a JSON object (``what`` the operation takes), or 400."""
+    """Read the raw request body as a JSON object (``what`` the operation takes), else 400."""
     if not body.strip():
         raise bad_body(f'the request body is empty; send {what}')
     try:
@@ -394,7 +400,7 @@ def whole(digits: str) -> int:
 
 
 def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
-    """A JSON object's pairs -> a dict; a ValueError names the first key that comes twice."""
+    """Make a JSON object's pairs a dict, or raise a ValueError naming a key that comes twice."""
     seen = set()
     for key, _ in pairs:
         if key in seen:
@@ -404,7 +410,7 @@ def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
 
 
 def parse_new_pet(document: Any) -> dict:
-    """A decoded NewPet -> a clean copy with its fields in spec order, or 400."""
+    """Check a decoded NewPet, and return a clean copy with its fields in the spec's order."""
     if not isinstance(document, dict):
         raise bad_body(f'a NewPet is a JSON object, not {json.dumps(document)[:40]}')
     unknown = [field for field in document if field not in NEW_PET_FIELDS]
@@ -419,6 +425,7 @@ def parse_new_pet(document: Any) -> dict:
     # JSON may write half of a UTF-16 pair alone ("\\ud800"). That is no character: refuse it.
     if re.search(r'[\ud800-\udfff]', name):
         raise bad_body('name holds an unpaired surrogate; it must be valid Unicode')
+    # type() and not isinstance(): True and False are ints in Python, and no categoryId.
     if type(category_id) is not int or not INT64_MIN <= category_id <= INT64_MAX:
         raise bad_body(f'categoryId must be an int64 integer; got {json.dumps(category_id)[:40]}')
     new_pet = {'name': name, 'categoryId': category_id}
@@ -471,9 +478,9 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
 
     ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or ``/staging/v1``.
-    Part 2's ``create_stub()`` serves this app in the fixture server, giving ``public_paths``,
-    which may be fetched (GET or HEAD) without a key, and an ``error_handler`` that hands each
-    error on to its one exit."""
+    Part 2's ``create_stub()`` serves this app in the fixture server. It gives ``public_paths``,
+    which a client may fetch (GET or HEAD) without a key, and its own ``error_handler``, so that
+    every answer leaves part 2 by one way."""
     check_api_keys(api_keys)
     store = PetStore() if store is None else store
     api = bottle.Bottle()
@@ -509,7 +516,8 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
         number = parse_pet_id(pet_id)
         pet = store.get_json(number)
         if pet is None:
-            raise ApiError(404, 'not_found', f'no pet has id {number}' + store.not_found_hint(number))
+            hint = store.not_found_hint(number)
+            raise ApiError(404, 'not_found', f'no pet has id {number}{hint}')
         bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
         bottle.response.set_header('Sunset', SUNSET)
         bottle.response.set_header('Link',
@@ -548,7 +556,8 @@ class Change(NamedTuple):
 
 class Tables:
     """Documents by id in named tables, and each table's last id: the largest id it has held since
-    it was last written. New ids go after it, so no id is given twice, even once it is removed."""
+    a 'write' last emptied it (a reset does). New ids go after it, so no id is given twice, not
+    even once its document is removed."""
 
     def __init__(self, tables: Mapping[str, dict] | None = None,
                  last_ids: Mapping[str, int] | None = None) -> None:
@@ -561,16 +570,16 @@ class Tables:
 
     def apply(self, change: Change) -> None:
         table = self.tables.setdefault(change.table, {})
-        if change.kind == 'write':
-            table.clear()  # The store's readers hold this dict, so it is emptied, not replaced.
-            self.last_ids[change.table] = 0
         if change.kind == 'remove':
             for doc_id in change.documents:
                 table.pop(doc_id, None)
-        else:
-            table.update(change.documents)
-            last_id = max(self.last_ids.get(change.table, 0), max(change.documents, default=0))
-            self.last_ids[change.table] = last_id
+            return
+        if change.kind == 'write':  # Empty the table, then put the documents, as a 'put' does.
+            table.clear()  # The store's readers hold this dict, so it is emptied, not replaced.
+            self.last_ids[change.table] = 0
+        table.update(change.documents)
+        last_id = max(self.last_ids.get(change.table, 0), max(change.documents, default=0))
+        self.last_ids[change.table] = last_id
 
 
 class PetStore:
@@ -588,7 +597,9 @@ class PetStore:
         self._pets = self._tables.tables[PETS_TABLE]  #: Each pet's document, by its id.
 
     def change(self, transaction: Callable[[Tables], Change]) -> Change:
-        """Make the change ``transaction`` returns, reading the tables (part 2: on disk first)."""
+        """Make the change that ``transaction`` returns when it is given the tables to read. To
+        refuse, the transaction raises an ApiError, and nothing changes. (Part 2 writes the change
+        to disk before it is made.)"""
         with self._lock:
             change = transaction(self._tables)
             self._tables.apply(change)
@@ -1403,7 +1414,8 @@ class StubApp(Controls):
                 environ.get('PATH_INFO', '') + (f'?{query}' if query else ''))).partition('?')
             target = without_userinfo(path) + mark + masked_query(query)  # as the journal shows
             # A refusal's request line may have no target, or be no line at all ('-').
-            duration = '-' if exchange.refusal else f'{(time.perf_counter() - started) * 1000:.1f}ms'
+            milliseconds = (time.perf_counter() - started) * 1000
+            duration = '-' if exchange.refusal else f'{milliseconds:.1f}ms'
             log(log_line(environ.get('REMOTE_ADDR') or '-',
                          f'{environ["REQUEST_METHOD"]} {target}'.rstrip(),
                          str(exchange.close or exchange.status or 'dropped'), duration))
