@@ -2772,9 +2772,10 @@ def refusal_of(request: Request, error: httptools.HttpParserError | None) -> Api
 
 def timeval(seconds: float) -> bytes:
     """A timeout as SO_RCVTIMEO and SO_SNDTIMEO take it: a struct timeval; on Windows, ms."""
+    # Rounded up: a timeout of 0 is none at all, so a timeout under the unit must not become 0.
     if os.name == 'nt':
-        return struct.pack('I', int(seconds * 1000))
-    return struct.pack('ll', int(seconds), int(seconds % 1 * 1_000_000))
+        return struct.pack('I', math.ceil(seconds * 1000))
+    return struct.pack('ll', *divmod(math.ceil(seconds * 1_000_000), 1_000_000))
 
 
 def bad_request(message: str) -> ApiError:

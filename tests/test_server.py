@@ -643,20 +643,37 @@ PIPELINED_LISTS = (b'GET /v1/pets?limit=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n'
                    b'Authorization: Bearer petstore-demo-key\r\n\r\n') * 3
 
 
-@pytest.fixture
-def large_answers():
+@contextlib.contextmanager
+def serving_large_answers(send_timeout: float):
     """A server whose list answers are 17 MB each, more than the kernel holds for a client that
-    reads none; a send timeout of 1 s."""
+    reads none."""
     app = stub.create_stub()
     for category in range(17):
         app.add_pet('x' * 1_000_000, category)
-    with stub.StubServer(app, send_timeout=1) as server:
+    with stub.StubServer(app, send_timeout=send_timeout) as server:
+        yield server
+
+
+@pytest.fixture
+def large_answers():
+    """Large answers, with a send timeout of 1 s."""
+    with serving_large_answers(1) as server:
         yield server
 
 
 @pytest.mark.slow  # it waits out a send timeout of 1 s, or reads for seconds
 def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_and_others_are_served(
         large_answers):
+    assert_stalled_client_is_closed(large_answers)
+
+
+def test_a_send_timeout_under_a_microsecond_is_one_and_not_none():
+    # SO_SNDTIMEO reads 0 as no timeout at all: 1e-7 s must not round down to it.
+    with serving_large_answers(1e-7) as server:
+        assert_stalled_client_is_closed(server)
+
+
+def assert_stalled_client_is_closed(large_answers: stub.StubServer) -> None:
     with socket.create_connection(('127.0.0.1', large_answers.port), timeout=10) as stalled:
         stalled.sendall(PIPELINED_LISTS)  # and never reads
         wait_until(lambda: len(large_answers.requests) == 1)  # its answer waits for it
