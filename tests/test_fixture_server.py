@@ -472,22 +472,22 @@ def test_extra_fields_go_to_the_operations_named_and_a_reset_goes_back_to_the_st
                                               ([['getPet']], None), ([{}], None),
                                               (True, -1), (True, 'x'), (True, 2 ** 63)])
 def test_extra_fields_for_no_pet_answer_or_with_a_bad_seed_are_refused(operations, seed):
-    with pytest.raises(ValueError, match='operations must be true, false, or a list of listPets, '
-                                         'createPet, getPet|seed must be a whole number'):
+    with pytest.raises(ValueError, match='operations must be true, false, or a list of '
+                       f'{", ".join(stub.pet_answers())}|seed must be a whole number'):
         stub.create_stub().set_extra_fields(operations, seed)
 
 
 def test_the_admin_call_sets_extra_fields_and_refuses_what_is_not_a_setting():
     admin = make_client(stub.create_stub(admin=True))
     assert admin.post_json('/__admin/extra-fields', {}).json == {
-        'operations': ['createPet', 'getPet', 'listPets'], 'seed': 0}
+        'operations': sorted(stub.pet_answers()), 'seed': 0}
     assert admin.post_json('/__admin/extra-fields', {'operations': ['getPet'], 'seed': 1},
                            ).json == {'operations': ['getPet'], 'seed': 1}
     for operations in ('all', [['getPet']]):
         refused = admin.post_json('/__admin/extra-fields', {'operations': operations},
                                   status=400).json
         assert refused['message'].startswith('operations must be true, false, or a list of '
-                                             'listPets, createPet, getPet; got ')
+                                             f'{", ".join(stub.pet_answers())}; got ')
     assert admin.get('/__admin/settings').json['extra_fields'] == {'operations': ['getPet'],
                                                                    'seed': 1}
 

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+import petstore_stub as stub
 from conftest import DOCUMENTED, never_met
 from test_readme import page_fences
 
@@ -15,6 +16,8 @@ import json
 import urllib.request
 
 import pytest
+
+import petstore_stub as stub
 
 import petstore_stub
 
@@ -57,6 +60,8 @@ class TestWithTheDemoAnimals:
 
 OVERRIDDEN_KEY = '''
 import pytest
+
+import petstore_stub as stub
 
 
 @pytest.fixture(scope='session')
@@ -116,6 +121,8 @@ def test_a_bug_in_the_stub(petstore_server, monkeypatch):
 UNUSED_FAULT = """
 import pytest
 
+import petstore_stub as stub
+
 def test_it(petstore_server):
     petstore_server.fail_next(503, times=2, route='createPet', after=1)
 """
@@ -171,8 +178,8 @@ def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytest
     ('petstore_first_id = 0', 'petstore_first_id: a first id is a whole number from 1 to '
                               "9223372036854775807; got '0'"),
     ('petstore_extra_fields = maybe', 'petstore_extra_fields: give true, false, or operations of '
-                                      "listPets, createPet, getPet, split by commas or spaces; "
-                                      "got 'maybe'"),
+                                      f"{', '.join(stub.pet_answers())}, split by commas or "
+                                      "spaces; got 'maybe'"),
     ("petstore_first_id = 7'", 'petstore_first_id: No closing quotation'),
     ('petstore_fail_on_unmatched_requests = maybe', 'petstore_fail_on_unmatched_requests: give '
                                                     "true or false (invalid truth value 'maybe')"),
@@ -319,6 +326,8 @@ import urllib.request
 
 import pytest
 
+import petstore_stub as stub
+
 
 def call(server, path):
     request = urllib.request.Request(server.url + path, headers=server.headers)
@@ -385,10 +394,10 @@ def test_the_unmatched_guard_fails_a_test_whose_client_sent_a_request_nothing_an
 @pytest.mark.slow
 def test_a_toml_true_or_list_sets_extra_fields_and_a_toml_list_of_two_ids_is_refused(pytester):
     pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = true\n')
-    pytester.makepyfile(test_extra="""
+    pytester.makepyfile(test_extra=f"""
 def test_it(petstore_server):
-    assert petstore_server.settings()['extra_fields']['operations'] == [
-        'createPet', 'getPet', 'listPets']
+    assert petstore_server.settings()['extra_fields']['operations'] == {
+        sorted(stub.pet_answers())}
 """)
     pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
     pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = ["getPet"]\n'
