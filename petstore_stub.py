@@ -211,12 +211,13 @@ def error_code_name(status: int) -> str:
 
 
 def without_userinfo(text: str, quoted: bool = False) -> str:
-    """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@. In
-    a message that quotes it (``quoted``), a space or a quote ends the part too."""
+    """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@. The
+    @ may be percent-encoded, as %40. In a message that quotes the text (``quoted``), a space or a
+    quote ends the part too. A part already masked is left as it is."""
     part = r'[^\s\'"/?#@]' if quoted else r'[^/?#@]'
     # The lookbehind lets a match start only where a part starts. Without it, a long part with no
     # @ would be tried from each of its characters, and the time would grow as the square.
-    return re.sub(rf'(?<!{part}){part}*@', '<redacted>@', text)
+    return re.sub(rf'(?<!{part}){part}*(?<!<redacted>)(@|%40)', r'<redacted>\1', text)
 
 
 def quoted(raw: str, size: int = 40) -> str:
@@ -1775,12 +1776,13 @@ def masked(value: str, api_keys: Sequence[str], scheme: bool = False) -> str:
 
 def masked_query(query: str) -> str:
     """A query, each pair masked whose text before its last = names a credential (``a;token=``),
-    and each user:password@ in a value (its name kept, and the other pairs)."""
+    and each user:password@ in a name or a value (the rest of the pair kept, and the other
+    pairs)."""
     def mask(pair: re.Match[str]) -> str:  # a name and its =, if any; its value
         name, value = pair[1] or '', pair[2]
         if name and CREDENTIAL.search(urllib.parse.unquote_plus(pair[0].rpartition('=')[0])):
             return f'{name}<redacted: {len(value)} characters>'
-        return name + without_userinfo(value)
+        return without_userinfo(name) + without_userinfo(value)
     shown = re.sub(r'(?<![^&])([^&=]*=)?([^&]*)', mask, query)
     return query if shown == query else Masked(shown, query)
 

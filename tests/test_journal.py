@@ -489,3 +489,29 @@ def test_a_long_part_with_no_at_sign_is_masked_in_one_pass(where) -> None:
             status = send(server.port, 'GET', '/v1/pets', headers={'X-Forwarded-Host': part})[0]
         (entry,) = server.requests
     assert status in (400, 404) and entry['truncated']
+
+
+@pytest.mark.parametrize('target', [
+    '/nope?user:hunter5@h=1', '/v1/pets?user:hunter5@h=1',  # in a query parameter's name
+    '/v1/pets?status=user%3Ahunter5%40host', '/v1/pets?next=http%3A%2F%2Fuser%3Ahunter5%40host',
+    '/v1/pets/http%3A%2F%2Fuser%3Ahunter5%40host', '/v1/pets/user%3Ahunter5%40x',  # %40 is @
+])
+def test_a_password_in_a_query_name_or_before_a_percent_encoded_at_is_masked_everywhere(
+        target) -> None:
+    lines: list[str] = []
+    app = stub.create_stub(admin=True, access_log=lines.append)
+    with stub.StubServer(app) as server:
+        status, _, answer = send(server.port, 'GET', target)
+        (entry,) = server.requests
+        shown = [answer.decode('latin-1'), entry, lines, server.coverage()['unmatched']]
+    assert status in (400, 404)
+    assert '<redacted>' in entry['path'] + entry['query'] and 'hunter5' not in json.dumps(shown)
+
+
+def test_a_masked_query_value_keeps_its_name_in_an_assertion_s_message() -> None:
+    app = stub.create_stub(admin=True)
+    client = make_client(app)
+    client.get('/v1/pets?limit=u:hunter6@host', status=400)
+    refused = client.post_json('/__admin/requests/assert', {'operation': 'createPet'}, status=409)
+    assert 'GET /v1/pets?limit=<redacted>@host -> 400' in refused.json['message']
+    assert 'hunter6' not in refused.text
