@@ -1793,7 +1793,7 @@ def decode_journal_body(body: bytes) -> Any:
         return None
     text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
     with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
-        value = loads_strict(text)
+        value = loads_strict(text, object_pairs_hook=reject_duplicate_keys)  # as the API reads it
         # Not all that parses goes back out: a lone surrogate, ``1e400``, nesting too deep to wrap.
         if len(body) <= JOURNAL_BODY_BYTES and nesting(value) <= 100:
             json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')

@@ -515,3 +515,12 @@ def test_a_masked_query_value_keeps_its_name_in_an_assertion_s_message() -> None
     refused = client.post_json('/__admin/requests/assert', {'operation': 'createPet'}, status=409)
     assert 'GET /v1/pets?limit=<redacted>@host -> 400' in refused.json['message']
     assert 'hunter6' not in refused.text
+
+
+def test_a_body_with_a_key_given_twice_is_journalled_as_text_and_matches_no_json() -> None:
+    app = stub.create_stub(admin=True)
+    client = make_client(app)
+    sent = '{"name": "Evil", "categoryId": 1, "name": "Kiwi"}'
+    client.post('/v1/pets', sent, content_type='application/json', status=400)
+    assert app.requests[0]['body'] == sent  # not the object a lax parser would make of it
+    assert app.find_requests('createPet', json={'name': 'Kiwi', 'categoryId': 1}) == []
