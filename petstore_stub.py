@@ -1137,13 +1137,14 @@ class Controls:
     def reset(self) -> None:
         """Empty the store (ids restart at the first id) and the journal; drop faults and delay: a
         clean cut between two tests. A request that arrived before it is let go if held, finished
-        if under way, dropped if not yet begun; one arriving while it runs waits; none recorded."""
-        self.faults.clear()
-        self.faults.delays.clear()
-        self.faults.extra_fields = self.faults.extra_start
-        with self.gate.cut_off() as cut_at:
-            self.journal.clear(cut_at)
+        if under way, dropped if not yet begun; one arriving while it runs waits; none recorded.
+        The store is emptied first: if its file cannot be written, nothing else is changed."""
+        with self.gate.cut_off() as cut_at:  # no request is under way in here
             self.store.reset()
+            self.journal.clear(cut_at)
+            self.faults.clear()
+            self.faults.delays.clear()
+            self.faults.extra_fields = self.faults.extra_start
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         """Add a pet, checked as createPet checks one; return it as a Pet."""
@@ -2050,10 +2051,12 @@ def parse_extra_fields(document: Mapping[str, Any], nothing: str = 'null') -> di
 
 
 def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
+    """``data`` in ten pieces over ``seconds``. A reset or a stop that lets a wait go ends it
+    there: the answer stays shorter than its Content-Length, so its connection closes."""
     step = -(-len(data) // 10) or 1
     for start in range(0, len(data), step):
-        if start:
-            wait(seconds / 10)
+        if start and wait(seconds / 10):
+            return
         yield data[start:start + step]
 
 

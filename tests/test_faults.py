@@ -212,6 +212,19 @@ def test_a_hang_is_released_by_reset(server):
     wait_until(lambda: not server.app.gate.under_way)  # the worker is free
 
 
+def test_a_slow_answer_under_way_at_a_reset_is_cut_short_and_its_pet_is_gone(server):
+    server.fail_next('slow', seconds=60, route='createPet')
+    with httpx.stream('POST', server.url + '/pets', headers=server.headers, timeout=30,
+                      json={'name': 'Slowpoke', 'categoryId': 1}, **PLAIN_HTTP) as response:
+        received = b''
+        with pytest.raises(httpx.RemoteProtocolError):  # closed before its Content-Length
+            for chunk in response.iter_raw():
+                received += chunk
+                server.reset()  # after its first piece
+    assert response.status_code == 201 and len(received) < int(response.headers['Content-Length'])
+    assert server.app.store.list_json(20) == '[]' and server.requests == []
+
+
 def test_a_hang_ends_at_its_bound_with_no_response(server):
     server.fail_next('hang', seconds=0.05)
     with pytest.raises(requests.ConnectionError):

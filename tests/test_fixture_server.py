@@ -215,6 +215,25 @@ def test_reset_empties_store_journal_faults_and_delay():
         assert server.add_pet('Bella', 2)['id'] == 1
 
 
+def test_a_reset_the_disk_refuses_changes_nothing(tmp_path, monkeypatch):
+    app = stub.create_stub(stub.StubStore(tmp_path / 'pets.json'), admin=True)
+    client = make_client(app)
+    client.post_json('/v1/pets', {'name': 'Rex', 'categoryId': 1})
+    app.fail_next(503)
+    app.set_delay(0.5, route='getPet')
+    before = (app.requests, app.faults.listed(), app.settings())
+
+    def full_disk(descriptor: int, data: bytes) -> None:
+        raise OSError(28, 'No space left on device')
+    monkeypatch.setattr(stub, 'append_durably', full_disk)
+    refused = client.post('/__admin/reset', status=500).json
+    assert (refused['code'], refused['message'].endswith('nothing was changed')) == (
+        'storage_error', True)
+    assert (app.requests, app.faults.listed(), app.settings()) == before
+    assert len(app.store) == 1
+    app.store.close()
+
+
 def test_add_pet_validates_like_the_api():
     with stub.serve() as server:
         assert server.add_pet('Mystery', 2) == {'id': 1, 'name': 'Mystery', 'categoryId': 2}
