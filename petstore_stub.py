@@ -887,7 +887,9 @@ class DurableTable:
                                     'database, or remove the log to start with what is left')
             self._next = replay_log(self.log_path, stored) if logged else stored  #: the writer's
             self.tables = Tables(self._next.tables, self._next.last_ids)  #: the readers': on disk
-            self._file_documents = sum(map(len, stored.tables.values()))
+            #: The log's length that the next fold waits for: as many lines as the file holds
+            #: documents (so each costs little), or after a fold found no room, twice the log.
+            self._fold_at = max(checkpoint_lines, sum(map(len, stored.tables.values())))
             if logged or not self._storage.size():  # an empty file with a log shows a loss
                 try:
                     self._checkpoint()
@@ -934,8 +936,12 @@ class DurableTable:
                     made.append(commit)
                 except Exception as error:  # refused (an ApiError), or a bug: its request's alone
                     commit.failure = error
-            if self._log_lines >= max(self._checkpoint_lines, self._file_documents):  # amortized
-                self._checkpoint()
+            if self._log_lines >= self._fold_at:
+                try:
+                    self._checkpoint()
+                except OSError:  # no room for a new file: the log takes the changes, and waits
+                    self._fold_at = 2 * self._log_lines
+                    self._append([commit.change for commit in made])
             else:
                 self._append([commit.change for commit in made])
         except BaseException as error:  # none of the batch is made: a 500, or a bug's traceback
@@ -977,7 +983,7 @@ class DurableTable:
     def _checkpoint(self) -> None:
         self._storage.write({**self._next.tables, META_TABLE: {
             '1': {'format': FORMAT, 'last_ids': self._next.last_ids}}})
-        self._file_documents = sum(map(len, self._next.tables.values()))
+        self._fold_at = max(self._checkpoint_lines, sum(map(len, self._next.tables.values())))
         with contextlib.suppress(OSError):  # a log left as it was replays harmlessly
             os.ftruncate(self._log, 0)
             self._log_lines = self._log_size = 0

@@ -211,6 +211,27 @@ def test_a_long_log_is_folded_into_the_file(tmp_path):
             assert len(after_crash) == 5
 
 
+def test_a_fold_with_no_room_for_the_new_file_leaves_creates_to_the_log(tmp_path, monkeypatch):
+    """A disk with room for a line of the log, and none for a copy of the database."""
+    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
+    folds = []
+
+    def no_room(storage: stub.LockedJSONStorage, data: dict) -> None:
+        folds.append(len(data['pets']))
+        raise OSError(28, 'No space left on device')
+    with StubStore(path, checkpoint_lines=3) as store:
+        monkeypatch.setattr(stub.LockedJSONStorage, 'write', no_room)
+        added = [store.add(REX)['id'] for _ in range(10)]
+        assert added == list(range(1, 11))  # each acknowledged, in the log
+        assert len(folds) == 2  # at 3 lines, then at twice the log: not at every create
+        assert len(log.read_bytes().splitlines()) == 10
+        crashed = crash_copy(tmp_path, tmp_path / 'crash')  # the files as a kill -9 leaves them
+        monkeypatch.undo()  # room again: the next fold, at the stop, takes the log in
+    assert (len(json.loads(path.read_text())['pets']), log.exists()) == (10, False)
+    with StubStore(crashed) as after_crash:
+        assert len(after_crash) == 10
+
+
 def test_a_log_as_long_as_the_file_is_folded_into_it(tmp_path):
     path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
     with StubStore(path) as store:
