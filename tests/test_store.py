@@ -301,23 +301,6 @@ def test_a_failed_write_is_a_500_and_stores_nothing_and_the_next_write_succeeds(
             assert listed(after_crash) == listed(store) == [{'id': 1, **REX}, {'id': 2, **REX}]
 
 
-def test_a_failed_checkpoint_stores_nothing_and_leaves_the_log_whole(tmp_path, monkeypatch):
-    path, log = tmp_path / 'pets.json', tmp_path / 'pets.json.log'
-    with StubStore(path, checkpoint_lines=2) as store:
-        store.add_many([REX])
-        store.add_many([REX])
-        # The file, replaced whole at a fold, cannot be written; the log still can.
-        monkeypatch.setattr(stub.LockedJSONStorage, 'write',
-                            lambda storage, data: full_disk(0, b''))
-        with pytest.raises(stub.ApiError, match='No space left'):
-            store.add(MYSTERY)
-        assert len(store) == 2
-        assert len(log.read_bytes().splitlines()) == 2
-        monkeypatch.undo()
-        assert store.add(MYSTERY)['id'] == 3
-        assert len(json.loads(path.read_text())['pets']) == 3
-
-
 def test_a_failed_sync_of_the_emptied_log_leaves_it_readable_for_the_next_lines(tmp_path,
                                                                                 monkeypatch):
     path, real_fsync = tmp_path / 'pets.json', os.fsync
