@@ -1401,8 +1401,9 @@ class StubApp(Controls):
             data = answer.body.encode('utf-8', 'backslashreplace')  # a lone surrogate: \ud800
             answer = answer.status_line, with_length(answer.headerlist, data), [data]
         if exchange.fault in ('truncate', 'malformed', 'slow'):
-            answer = spoiled(answer, exchange.fault, exchange.hold,
-                             lambda pause: self.gate.hold(pause, exchange))
+            def cut_short(pause: float) -> bool:  # by a reset's cut-off; a stop lets it finish
+                return self.gate.hold(pause, exchange) and self.gate.cut_since(exchange)
+            answer = spoiled(answer, exchange.fault, exchange.hold, cut_short)
         status, headers, body = answer
         exchange.status = int(status[:3])
         start_response(status, [*headers, *CORS_HEADERS] if cors else headers)
@@ -1517,6 +1518,11 @@ class ResetGate:
         with self._lock:
             return self._lock.wait_for(
                 lambda: self._stopping or exchange.received < self._cut_at, seconds)
+
+    def cut_since(self, exchange: Exchange) -> bool:
+        """Whether a cut-off has begun since ``exchange`` arrived."""
+        with self._lock:
+            return exchange.received < self._cut_at
 
     def release(self) -> None:
         with self._lock:
@@ -2057,8 +2063,8 @@ def parse_extra_fields(document: Mapping[str, Any], nothing: str = 'null') -> di
 
 
 def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
-    """``data`` in ten pieces over ``seconds``. A reset or a stop that lets a wait go ends it
-    there: the answer stays shorter than its Content-Length, so its connection closes."""
+    """``data`` in ten pieces over ``seconds``. A wait that returns True (a reset's cut-off) ends
+    it there: the answer stays shorter than its Content-Length, so its connection closes."""
     step = -(-len(data) // 10) or 1
     for start in range(0, len(data), step):
         if start and wait(seconds / 10):
