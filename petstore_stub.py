@@ -114,6 +114,7 @@ __version__ = '4.0.1'
 # =============================================================================
 
 # -- Constants -----------------------------------------------------------------
+# A comment that starts with #: says what the name below it holds; documentation tools read it.
 
 API_VERSION = '1.0.0'
 BASE_PATH = '/v1'
@@ -506,7 +507,8 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     def create_pet() -> str:
         check_query_names(parse_query(bottle.request.query_string), 'createPet')
         check_content_type(bottle.request.content_type)
-        pet = store.add(parse_new_pet(parse_json_object(read_body(bottle.request))))
+        document = parse_json_object(read_body(bottle.request))
+        pet = store.add(parse_new_pet(document))
         bottle.response.status = 201
         bottle.response.set_header('Location', f'{mount_point()}{base_path}/pets/{pet["id"]}')
         return to_json(pet)
@@ -638,6 +640,7 @@ class PetStore:
             if status is not None:
                 pets = (item for item in pets if item[1].get('status') == status)
             # islice() stops the scan at ``limit`` matches, so one page of many pets is quick.
+            # Each pet's JSON comes from pet_json(), which part 2's store renders once per pet.
             return f'[{", ".join(self.pet_json(*item) for item in itertools.islice(pets, limit))}]'
 
     def get_json(self, pet_id: int) -> str | None:
