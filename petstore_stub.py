@@ -1839,7 +1839,7 @@ def nesting(value: Any) -> int:
 
 def apply_forwarded(environ: dict) -> None:
     """The client's scheme, host and address from the last ``X-Forwarded-Proto``, ``-Host``,
-    ``-Port``, ``-For``; a malformed one is a JSON 400, not ``trusted_proxy``'s text/plain one."""
+    ``-Port`` and ``-For``. A malformed one is a 400 ``invalid_header``, with the Error body."""
     scheme, host, port, client = (
         None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
         for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
