@@ -490,11 +490,12 @@ def extra_fields(does: str) -> None:
     assert set(client.get('/v1/pets/1').json) > {'id', *REX}
     assert set(client.get('/v1/pets').json[0]) == {'id', *REX}
     assert '`"operations"`: `true`, the default, for every answer with Pets; `false` for none; '\
-           '`"seed"`: `0` unless given' in does
+           '`"seed"`: `0` unless given, and `null` with no operations' in does
     with_pets = sorted(operation['operationId'] for _, _, operation in stub.described_operations()
                        if '/schemas/Pet' in json.dumps(operation['responses']))
     assert client.post_json('/__admin/extra-fields', {}).json == {'operations': with_pets, 'seed': 0}
-    assert client.post_json('/__admin/extra-fields', {'operations': False}).json['operations'] == []
+    assert client.post_json('/__admin/extra-fields', {'operations': False}).json == {
+        'operations': [], 'seed': None}
 
 
 def settings(does: str) -> None:
