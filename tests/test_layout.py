@@ -145,3 +145,11 @@ def test_every_function_and_class_the_walk_through_part_2_names_is_in_the_module
             assert function in defined, name
     for name in classes:
         assert isinstance(getattr(stub, name, None), type), name
+
+
+def test_the_length_docs_code_gives_part_1_is_part_1_s_to_ten_lines():
+    code_md = (Path(stub.__file__).parent / 'docs' / 'code.md').read_text(encoding='utf-8')
+    (said,) = re.findall(r'part 1, in order: about (\d+) lines', code_md)
+    start, end = (next(n for n, line in enumerate(SOURCE) if line.startswith(banner))
+                  for banner in ('# -- Constants', '# Part 2'))
+    assert abs(int(said) - (end - start)) <= 10, end - start
