@@ -910,8 +910,9 @@ class DurableTable:
             raise
 
     def make(self, transaction: Callable[[Tables], Change]) -> Change:
-        """The change once on disk and applied, or what kept it from being made. The first to queue
-        while none writes writes; each other wakes once: its change written, or handed the write."""
+        """Make the change, and return it once it is on disk; else raise what refused it. The first
+        thread to queue a change while none writes is the writer. Each other thread wakes once:
+        when its change is written, or when it is handed the next write."""
         commit = types.SimpleNamespace(transaction=transaction, change=None, failure=None,
                                        woken=threading.Lock())
         commit.woken.acquire()  # released once, by the writer
@@ -1295,7 +1296,7 @@ class StubApp(Controls):
             add_admin_routes(api, self)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        """A request's way, each step read top to bottom; every answer leaves through respond()."""
+        """Take a request through each step, top to bottom. Every answer leaves by respond()."""
         if (exchange := environ.get(EXCHANGE)) is None:  # in process: no server made one
             exchange = environ[EXCHANGE] = Exchange(time.monotonic_ns())
         started = time.perf_counter()
@@ -1343,7 +1344,8 @@ class StubApp(Controls):
         return result
 
     def api_answer(self, environ: dict, exchange: Exchange) -> Answer | ApiError | None:
-        """The refusal, else a fault's answer or the API's, after its operation's delay."""
+        """The server's refusal if there is one; else, after the delay, a fault's answer or the
+        API's."""
         if exchange.refusal is not None:  # returned, not raised: it would take this frame along
             return exchange.refusal
         route = self.route_of(environ) if self.faults.armed else None
@@ -1394,7 +1396,8 @@ class StubApp(Controls):
 
     def respond(self, environ: dict, exchange: Exchange, answer: Answer | ApiError | None,
                 start_response: Callable, cors: bool = False) -> Iterable[bytes]:
-        """The one way out for every answer; None: closed unanswered (in process, an empty 204)."""
+        """Send any answer: this is the one way out. None closes the connection unanswered (in
+        process, where there is no connection, it is an empty 204)."""
         if answer is None:
             if exchange.can_close:
                 return []
@@ -2872,7 +2875,7 @@ class Connection:
         return True
 
     def read_request(self) -> Request | None:
-        """The next request, read whole or refused; None once the client closes, or at a stop."""
+        """Read the next request, whole or refused; None once the client closes, or at a stop."""
         request = self.request = Request()
         parser = httptools.HttpRequestParser(request)
         while not (request.done or request.refusal or self.server.stopped):
