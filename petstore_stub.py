@@ -215,6 +215,8 @@ def without_userinfo(text: str, quoted: bool = False) -> str:
     """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@. The
     @ may be percent-encoded, as %40. In a message that quotes the text (``quoted``), a space or a
     quote ends the part too. A part already masked is left as it is."""
+    if '@' not in text and '%40' not in text:  # most text, as every journalled header is
+        return text
     part = r'[^\s\'"/?#@]' if quoted else r'[^/?#@]'
     # The lookbehind lets a match start only where a part starts. Without it, a long part with no
     # @ would be tried from each of its characters, and the time would grow as the square.
