@@ -1502,7 +1502,8 @@ class ResetGate:
 
     def __init__(self) -> None:
         self.under_way = 0  #: the API requests let in that have not left
-        self._lock = threading.Condition()
+        self._mutex = threading.Lock()  #: the condition's lock, taken alone where no one waits
+        self._lock = threading.Condition(self._mutex)
         self._cut_at = 0  #: when the last cut-off began (time.monotonic_ns())
         self._cutting = False  #: while a cut-off is made: new requests wait
         self._stopping = False  #: set by release(): nothing is held any more
@@ -1510,13 +1511,14 @@ class ResetGate:
     def enter(self, exchange: Exchange) -> bool:
         """Wait out a cut-off; False if the request came before it, and so closes unanswered. A
         leave() follows each enter()."""
-        with self._lock:
-            self._lock.wait_for(lambda: not self._cutting)
+        with self._mutex:
+            if self._cutting:
+                self._lock.wait_for(lambda: not self._cutting)
             self.under_way += 1
             return exchange.received >= self._cut_at
 
     def leave(self) -> None:
-        with self._lock:
+        with self._mutex:
             self.under_way -= 1
             if self._cutting:  # only a cut-off waits for this count
                 self._lock.notify_all()
@@ -2803,6 +2805,12 @@ def timeval(seconds: float) -> bytes:
     return struct.pack('ll', *divmod(math.ceil(seconds * 1_000_000), 1_000_000))
 
 
+@functools.lru_cache(maxsize=1)
+def http_date(second: int) -> str:
+    """The Date header's value (RFC 9110, 6.6.1), formatted once a second, not for each answer."""
+    return wsgiref.handlers.format_date_time(second)
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, 'bad_request', message)
 
@@ -3002,7 +3010,7 @@ class Connection:
             keep = request.keep_alive and not self.server.stopped and (
                 length is not None or status[:3] in ('204', '304'))  # else its end is the close
             fields += [('Server', 'petstore-stub'),
-                       ('Date', wsgiref.handlers.format_date_time(time.time()))]
+                       ('Date', http_date(int(time.time())))]
             if not keep:
                 fields.append(('Connection', 'close'))
             elif request.version == '1.0':
