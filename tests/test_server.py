@@ -541,6 +541,7 @@ def test_a_port_just_served_on_is_taken_again_at_once():
         assert call_once(second.url, 'GET', '/v1/pets')[0] == 200
 
 
+@pytest.mark.slow  # a process of its own
 def test_at_run_time_the_module_imports_only_the_standard_library_and_its_packages():
     code = ('import sys, urllib.request\n'
             'before = set(sys.modules)\n'

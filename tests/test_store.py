@@ -520,6 +520,7 @@ def test_a_file_of_format_1_and_its_log_open_and_are_written_in_format_2(tmp_pat
         '1': {'format': 2, 'last_ids': {'pets': 4}}}
 
 
+@pytest.mark.slow  # a process of its own
 @pytest.mark.parametrize('version', [3, 'two', 0])
 def test_a_file_of_a_format_it_cannot_read_is_refused_in_one_line_before_anything_is_opened(
         tmp_path, version):

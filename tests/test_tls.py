@@ -624,6 +624,7 @@ def ServingWhile(what):
     return Serving
 
 
+@pytest.mark.slow  # a process of its own
 def test_the_ini_option_serves_the_session_stub_over_https(pytester):
     pytester.makeini('[pytest]\npetstore_tls = true\n')
     pytester.makepyfile("""
