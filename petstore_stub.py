@@ -2682,6 +2682,8 @@ SPOOL_BYTES = 512 * 1024  #: a body past this waits in a temporary file, not in 
 REQUEST_LINE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+)(?: HTTP/(\d\.\d))?")
 TARGET = re.compile(r'[!"$-~]+')  #: printable ASCII but '#': a fragment is never sent
 PLAIN_TO_TLS = 'this port speaks HTTPS: send the request to https://, not http://'
+#: The Date header's value (RFC 9110, 6.6.1) for a whole second, formatted once, not per answer.
+http_date = functools.lru_cache(maxsize=1)(wsgiref.handlers.format_date_time)
 
 
 class ServerError(Exception):
@@ -2803,12 +2805,6 @@ def timeval(seconds: float) -> bytes:
     if os.name == 'nt':
         return struct.pack('I', math.ceil(seconds * 1000))
     return struct.pack('ll', *divmod(math.ceil(seconds * 1_000_000), 1_000_000))
-
-
-@functools.lru_cache(maxsize=1)
-def http_date(second: int) -> str:
-    """The Date header's value (RFC 9110, 6.6.1), formatted once a second, not for each answer."""
-    return wsgiref.handlers.format_date_time(second)
 
 
 def bad_request(message: str) -> ApiError:
