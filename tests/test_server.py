@@ -4,6 +4,7 @@ bytes, and each protocol error's Error body, CORS header, journal entry and acce
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import gc
 import http.client
 import io
@@ -32,6 +33,21 @@ from conftest import (
     port_of,
     wait_until,
 )
+
+
+@pytest.mark.slow  # it waits for the clock's next second
+def test_the_date_header_is_the_second_each_answer_was_sent_in():
+    with stub.serve() as server:
+        connection = connect(server.url)
+        for _ in range(2):
+            before = int(time.time())
+            connection.request('GET', urlsplit(server.url).path + '/pets', headers=AUTH)
+            response = connection.getresponse()
+            response.read()
+            sent = email.utils.parsedate_to_datetime(response.getheader('Date')).timestamp()
+            assert before <= sent <= time.time()
+            wait_until(lambda second=before: int(time.time()) > second)  # the next in a later one
+        connection.close()
 
 
 def test_keep_alive_serves_several_requests_on_one_connection():
