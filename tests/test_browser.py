@@ -42,6 +42,7 @@ def page(browser):
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(10_000)
+    page.clock.install()  # its time flows as ever, and tick() moves it on to a refresh
     yield page
     context.close()
 
@@ -50,6 +51,11 @@ def expect(actual):
     """Playwright's ``expect``, from the module the browser fixture has imported."""
     from playwright.sync_api import expect as playwright_expect
     return playwright_expect(actual)
+
+
+def tick(page) -> None:
+    """Move the page's clock on by its refresh interval, so the refresh comes now, not in 1 s."""
+    page.clock.run_for(1000)
 
 
 def origin(server: stub.StubServer) -> str:
@@ -142,6 +148,7 @@ def test_the_coverage_panel_shows_what_the_calls_met_as_they_arrive(page):
         panel = page.locator('#coverage tr', has_text='getPet')
         expect(panel).to_contain_text('404 never')
         requests.get(server.url + '/pets/7', headers=server.headers, timeout=10)
+        tick(page)
         expect(panel).to_contain_text('404 ×1')
         assert page.evaluate('window.scrollY') == 0
 
@@ -187,6 +194,7 @@ def test_with_admin_the_requests_appear_as_they_arrive(page):
         page.goto(origin(server) + '/')
         expect(page.locator('#admin')).to_be_visible()
         requests.get(server.url + '/pets?limit=7', headers=server.headers, timeout=10)
+        tick(page)
         expect(page.locator('#journal')).to_contain_text('GET /v1/pets?limit=7')
         submit(page, 'fault-form', fault='503', route='listPets')
         expect(page.locator('#fault-result')).to_have_text('queued: the next listPets request gets it')
@@ -225,6 +233,7 @@ def test_every_fault_row_in_the_journal_is_marked(page):
             server.fail_next(fault)
             with contextlib.suppress(requests.RequestException):  # the truncated body
                 requests.get(server.url + '/pets', headers=server.headers, timeout=10)
+        tick(page)
         expect(page.locator('#journal tbody tr')).to_have_count(4)  # the page's own list too
         expect(page.locator('#journal tbody tr.fail')).to_have_count(3)
         expect(page.locator('#journal tbody tr:not(.fail)')).not_to_contain_text('fault')
@@ -238,13 +247,17 @@ def test_the_page_asks_only_for_new_requests_and_follows_a_reset_from_a_test(pag
         expect(page.locator('#journal tbody tr')).to_have_count(1)  # the page's own list
         for limit in (1, 2):
             requests.get(f'{server.url}/pets?limit={limit}', headers=server.headers, timeout=10)
+        tick(page)
         expect(page.locator('#journal tbody tr')).to_have_count(3)
         requests.get(server.url + '/pets?limit=3', headers=server.headers, timeout=10)
+        tick(page)
         expect(page.locator('#journal tbody tr').first).to_contain_text('limit=3')
         assert any(url.endswith('/__admin/requests?since=2') for url in asked)  # from entry 3 on
         server.reset()
+        tick(page)
         expect(page.locator('#journal tbody tr')).to_have_count(0)
         requests.get(server.url + '/pets?limit=4', headers=server.headers, timeout=10)
+        tick(page)
         expect(page.locator('#journal tbody tr')).to_have_count(1)
         expect(page.locator('#journal tbody tr').first).to_contain_text('limit=4')
 
