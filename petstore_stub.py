@@ -788,7 +788,8 @@ def lock_file(descriptor: int, name: Path) -> None:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise DatabaseError(f'{name}: another stub is using this database') from None
+            raise DatabaseError(f'{name}: another stub is using this database; give each stub '
+                                'its own file, or :memory:') from None
 
 
 def is_at(descriptor: int, path: Path) -> bool:

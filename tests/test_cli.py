@@ -708,7 +708,7 @@ def test_a_second_stub_on_a_replaced_database_is_refused_in_one_line_and_nothing
         assert main(['--port', '0', '--db', str(path)]) == 1
         err = capsys.readouterr().err
         assert err.count('\n') == 1
-        assert 'another stub is using this database' in err
+        assert 'using this database; give each stub its own file, or :memory:' in err
         assert first.add({'name': 'fromA', 'categoryId': 1})['id'] == 2
     with stub.StubStore(path) as restarted:
         assert [pet['name'] for pet in listed(restarted)] == ['one', 'fromA']
