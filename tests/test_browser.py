@@ -239,6 +239,16 @@ def test_every_fault_row_in_the_journal_is_marked(page):
         expect(page.locator('#journal tbody tr:not(.fail)')).not_to_contain_text('fault')
 
 
+def test_two_refreshes_under_way_at_once_show_each_new_request_once(page):
+    with stub.serve() as server:
+        page.goto(origin(server) + '/')
+        rows = page.locator('#journal tbody tr')
+        expect(rows).to_have_count(1)  # the page's own list
+        requests.get(server.url + '/pets?limit=5', headers=server.headers, timeout=10)
+        page.evaluate('Promise.all([refreshJournal(), refreshJournal()])')  # a slow one, overtaken
+        assert rows.count() == 2
+
+
 def test_the_page_asks_only_for_new_requests_and_follows_a_reset_from_a_test(page):
     with stub.serve() as server:
         asked = []
