@@ -106,7 +106,7 @@ __all__ = [
     'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
     'serve']
 
-__version__ = '4.0.1'
+__version__ = '4.0.2'
 
 
 # =============================================================================
