@@ -142,10 +142,9 @@ SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 # -- ApiError: the one exception, and the Error body ---------------------------
 
 class ApiError(bottle.HTTPError):
-    """Raised anywhere to answer with the spec's Error body. The body is made here and nowhere else.
-
-    An ApiError is a bottle HTTPError, so bottle stops the request where it is raised (in a hook, a
-    route or the store) and hands it to the app's error handler."""
+    """Raised anywhere to answer with the spec's Error body, which is made here and nowhere else.
+    It is a bottle HTTPError: bottle stops the request where it is raised, and hands it to the
+    app's error handler."""
 
     def __init__(self, status: int, code: str, message: str,
                  headers: Mapping[str, str] | None = None,
@@ -379,7 +378,7 @@ def loads_strict(text: str, **options: Any) -> Any:
     Python reads as infinity, or its 1000 digits); nesting too deep to parse is a ValueError too."""
     try:
         return json.loads(text, parse_constant=reject_constant, parse_float=finite,
-                          parse_int=whole, **options)
+                          parse_int=finite, **options)
     except RecursionError:
         raise ValueError('it is nested too deeply') from None
 
@@ -388,19 +387,13 @@ def reject_constant(name: str) -> None:
     raise ValueError(f'{name} is not a JSON value')
 
 
-def finite(text: str) -> float:
-    """A JSON number with a fraction or an exponent, refused if a 64-bit double cannot hold it."""
+def finite(text: str) -> int | float:
+    """A JSON number, refused if a 64-bit double cannot hold it. A client may read every number
+    as a double, so a 1 and 400 zeros is refused as 1e400 is. Digits alone are an int."""
     number = float(text)
     if math.isinf(number):
         raise ValueError(f'{text[:40]} is too large for a number (a 64-bit double)')
-    return number
-
-
-def whole(digits: str) -> int:
-    """A JSON number without a fraction, refused as finite() refuses one: a client may read every
-    number as a double, so a 1 and 400 zeros is refused as 1e400 is."""
-    finite(digits)
-    return int(digits)
+    return int(text) if text.lstrip('-').isdigit() else number
 
 
 def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
