@@ -3,6 +3,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import py_compile
 import resource
 import socket
 import subprocess
@@ -51,6 +52,13 @@ SLOW_README_EXAMPLES = {
     # It waits out a real Retry-After of 1 second, as test_faults' slow retry test does.
     'test_example_client.py::test_the_client_retries_a_503_once_the_server_allows',
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite starts over a hundred processes that import the module. Where Python writes no
+    bytecode (PYTHONDONTWRITEBYTECODE), each would compile it again: compile it once, here."""
+    if sys.dont_write_bytecode and not hasattr(config, 'workerinput'):
+        py_compile.compile(stub.__file__, doraise=True)
 
 
 @pytest.hookimpl(wrapper=True)
