@@ -43,7 +43,7 @@ first definition, which a search for ``def`` or ``class`` and the name finds:
       Durable storage: the TinyDB file, its log, and group commit  (DatabaseError)
       The fixture server: StubApp, and one path for every request  (Exchange)
       The path's steps, in the order a request takes them  (is_admin_call)
-      Faults: queued, or drawn by chaos  (Faults)
+      Faults and delays  (Faults)
       The documents, the admin endpoints, the fixtures  (add_documents)
       Assertions: what the client sent, held against what a test expects  (call_report)
       The console: text for a person, never in the way of a request  (Console)
@@ -1082,7 +1082,6 @@ AUTH_SCHEMES = ('basic bearer concealed digest dpop gnap hoba mutual negotiate n
                 'privatetoken scram-sha-1 scram-sha-256 vapid').split()
 #: How many recorded requests the message of a failed assertion lists, and differences of one.
 CALLS_SHOWN, DIFFERENCES_SHOWN = 5, 20
-CHAOS_FAULTS = (500, 503, 'drop', 'reset', 'truncate', 'malformed')
 FAULT_KINDS = ('drop', 'reset', 'truncate', 'malformed', 'hang', 'slow')
 FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}  #: what a 'hang' or a 'slow' fault takes unless told
 FAULT_SECONDS_MAX = 60.0  #: no fault holds a worker longer
@@ -1176,13 +1175,6 @@ class Controls:
         """Unqueue fault ``fault_id``; ValueError if it fired all its times or was cancelled."""
         as_value_error(self.faults.cancel, fault_id)
 
-    def chaos(self, rate: float, faults: Sequence[int | str] = CHAOS_FAULTS,
-              seed: int | None = None) -> int | None:
-        """Give each API request a fault from ``faults`` with probability ``rate`` (0, or reset(),
-        turns chaos off). Returns the seed, chosen if none is given: the same seed repeats a run."""
-        return self.faults.set_chaos(as_value_error(
-            parse_chaos, {'rate': rate, 'faults': faults, 'seed': seed}, nothing='None'))['seed']
-
     @property
     def delay(self) -> float:
         """Seconds added before each call, 0 for none: ``delay = 0.2`` is set_delay(0.2)."""
@@ -1247,10 +1239,10 @@ class Controls:
         self.journal.coverage.clear()
 
     def settings(self) -> dict:
-        """The stub's delays (route None: every call's), chaos, faults queued, journal size."""
+        """The stub's delays (route None: every call's), faults queued, journal size."""
         return {'delays': [{'seconds': seconds, 'route': route}
                            for route, seconds in self.faults.delays.items()],
-                'chaos': self.faults.chaos, 'faults_queued': len(self.faults.listed()['faults']),
+                'faults_queued': len(self.faults.listed()['faults']),
                 'journal_size': self.journal.size, 'extra_fields': self.faults.extra_fields}
 
 
@@ -1935,19 +1927,17 @@ def log_line(client: str, request: str, status: str, duration: str) -> str:
     return f'{time.strftime("%Y-%m-%d %H:%M:%S")} {client} {printable(request)} {status} {duration}'
 
 
-# -- Faults: queued, or drawn by chaos -----------------------------------------
+# -- Faults and delays ---------------------------------------------------------
 
 class Faults:
-    """Queued and chaos faults and delays, met once a call's key is accepted; Pets' extra fields."""
+    """Queued faults and delays, met once a call's key is accepted; Pets' extra fields."""
 
     def __init__(self) -> None:
-        self.chaos: dict | None = None  #: its rate, faults and seed, while chaos is on
         #: The seconds calls wait, by operation name; None's, every call's, adds to each one's.
         self.delays: dict[str | None, float] = {}
         #: The operations whose Pets get extra fields, and the seed; and as the stub started.
         self.extra_fields: dict[str, Any] = {'operations': [], 'seed': None}
         self.extra_start = self.extra_fields
-        self._random = random.Random()
         #: Each queued fault, with what is left of its ``times`` and ``after``; and both as asked.
         self._queue: list[tuple[dict, tuple[int, int]]] = []
         self._ids = itertools.count(1)  #: each queued fault's id, never reused
@@ -1956,7 +1946,7 @@ class Faults:
     @property
     def armed(self) -> bool:
         """Whether a call may meet a fault or a delay, read without the lock: most meet neither."""
-        return bool(self._queue or self.chaos or self.delays)
+        return bool(self._queue or self.delays)
 
     def add(self, fault: dict) -> dict:
         with self._lock:
@@ -1983,22 +1973,16 @@ class Faults:
                 + (f", after {fault['after']} of {after} left" if after else '')
                 for fault, (times, after) in unused]
 
-    def set_chaos(self, chaos: dict) -> dict:
-        with self._lock:
-            self.chaos = chaos if chaos['rate'] else None
-            self._random.seed(chaos['seed'])
-        return chaos
-
     def clear(self) -> None:
         with self._lock:
-            self._queue, self.chaos = [], None
+            self._queue = []
 
     def listed(self) -> dict:
         with self._lock:
-            return {'faults': [dict(fault) for fault, _ in self._queue], 'chaos': self.chaos}
+            return {'faults': [dict(fault) for fault, _ in self._queue]}
 
     def take(self, operation: str) -> dict | None:
-        """The first queued fault whose ``after`` is spent (each counts this call); else chaos's."""
+        """The first queued fault whose ``after`` is spent (each counts this call), or None."""
         with self._lock:
             mine = [fault for fault, _ in self._queue if fault['route'] in (None, operation)]
             due = next((fault for fault in mine if not fault['after']), None)
@@ -2007,22 +1991,18 @@ class Faults:
             if due is not None:
                 due['times'] -= 1
                 self._queue = [queued for queued in self._queue if queued[0]['times']]
-                return due
-            if self.chaos is None or self._random.random() >= self.chaos['rate']:
-                return None
-            kind = self._random.choice(self.chaos['faults'])
-        return {'fault': kind, 'seconds': FAULT_SECONDS.get(kind), 'chaos': True}
+            return due
 
 
 def fault_error(status: int, fault: dict, allow: Sequence[str]) -> ApiError:
     """A status fault, with its header; not a 407's or 426's: hop-by-hop, which WSGI forbids."""
     headers = {401: {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'},
                405: {'Allow': ', '.join(allow)}}.get(status, {})
-    if fault.get('retry_after') is not None:
+    if fault['retry_after'] is not None:
         headers['Retry-After'] = str(fault['retry_after'])
-    origin = 'drawn by chaos' if fault.get('chaos') else 'queued on the stub'
     return ApiError(status, 'invalid_token' if status == 401 else error_code_name(status),
-                    f'{http.client.responses.get(status, "Error")} (a fault {origin})', headers)
+                    f'{http.client.responses.get(status, "Error")} (a fault queued on the stub)',
+                    headers)
 
 
 def spoiled(answer: Answer, kind: str, seconds: float, wait: Callable[[float], Any]) -> Answer:
@@ -2124,17 +2104,6 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     return {**fault, 'seconds': FAULT_SECONDS.get(kind) if seconds is None else seconds}
 
 
-def parse_chaos(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    chaos = fields_of(document, 'chaos', rate=None, faults=CHAOS_FAULTS, seed=None)
-    rate, faults = chaos['rate'], chaos['faults']
-    if type(rate) not in (int, float) or not 0 <= rate <= 1:
-        raise bad_body(f'rate must be a number from 0 to 1; got {as_given(rate, nothing)}')
-    if not isinstance(faults, (list, tuple)) or not faults or not all(map(is_fault, faults)):
-        raise bad_body('faults must be a list of HTTP error statuses (400..599) and names of '
-                       f'{", ".join(FAULT_KINDS)}; got {as_given(faults, nothing)}')
-    return {'rate': rate, 'faults': list(faults), 'seed': route_and_seed(chaos, nothing, rate)}
-
-
 def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     delay = fields_of(document, 'a delay', seconds=None, route=None)
     if not is_delay(delay['seconds']):
@@ -2144,7 +2113,7 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     return delay
 
 
-def route_and_seed(fields: Mapping[str, Any], nothing: str, draw: Any = False) -> int | None:
+def route_and_seed(fields: Mapping[str, Any], nothing: str) -> int | None:
     route, seed = fields.get('route'), fields.get('seed')
     if route not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
@@ -2152,7 +2121,7 @@ def route_and_seed(fields: Mapping[str, Any], nothing: str, draw: Any = False) -
     if seed is not None and not (is_whole(seed) and seed <= INT64_MAX):
         raise bad_body(f'seed must be a whole number from 0 to {INT64_MAX}; '
                        f'got {as_given(seed, nothing)}')
-    return secrets.randbelow(2 ** 32) if seed is None and draw else seed
+    return seed
 
 
 def is_whole(value: Any, least: int = 0) -> bool:
@@ -2311,8 +2280,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     admin('GET', 'settings', 'getSettings', stub.settings)
     admin('GET', 'coverage', 'getCoverage', stub.coverage)
     admin('DELETE', 'coverage', 'clearCoverage', stub.clear_coverage)
-    admin('POST', 'chaos', 'setChaos',
-          lambda document: stub.faults.set_chaos(parse_chaos(document)), body=True, status=201)
     admin('POST', 'delay', 'setDelay', lambda document: stub.set_delay(**parse_delay(document)),
           body=True)
     admin('POST', 'extra-fields', 'setExtraFields', lambda document: stub.set_extra_fields(
@@ -3299,10 +3266,7 @@ def build_parser() -> argparse.ArgumentParser:
     add('--allow-host', action='append', default=[], metavar='NAME', dest='allowed_hosts',
         help='on loopback, answer a Host of NAME too (else a 421); repeatable')
     add('--admin', action='store_true', help=f'add the {ADMIN_PREFIX} endpoints, for test suites')
-    add('--chaos', type=chaos_rate, metavar='RATE', help='give each API request a fault with '
-        'probability RATE (0 to 1), drawn from ' + ', '.join(map(str, CHAOS_FAULTS)))
-    add('--seed', type=seed_number, metavar='N',
-        help='seed the chaos draw and the extra fields, to repeat a run')
+    add('--seed', type=seed_number, metavar='N', help='seed the extra fields, to repeat a run')
     add('--delay', type=delay_flag, action='append', default=[], metavar='[ROUTE=]SECONDS',
         help=f'make each call (or ROUTE\'s calls) wait SECONDS, 0 to {FAULT_SECONDS_MAX:g}, once '
              'its key is accepted; repeatable')
@@ -3364,8 +3328,6 @@ seed_number = flag_type(parse_whole_number, lambda seed: seed <= INT64_MAX,
                         f'a seed is a whole number from 0 to {INT64_MAX}')
 first_id_number = flag_type(parse_whole_number, lambda first: 1 <= first <= INT64_MAX,
                             f'a first id is a whole number from 1 to {INT64_MAX}')
-chaos_rate = flag_type(parse_decimal, lambda rate: rate <= 1,
-                       'a rate is a decimal such as 0.1, from 0 to 1')
 send_seconds = flag_type(parse_decimal, lambda seconds: 0 < seconds <= 3600,
                          'a send timeout is a decimal such as 2.5, more than 0 and at most 3600')
 delay_flag = flag_type(parse_delay_flag, lambda delay: delay['seconds'] <= FAULT_SECONDS_MAX
@@ -3403,8 +3365,8 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         except (OSError, UnicodeError) as error:
             reason = getattr(error, 'strerror', None) or 'not a host name'
             raise ValueError(f'--host {args.host!r}: {reason}') from None
-        if args.seed is not None and not args.chaos and not args.extra_fields:
-            raise ValueError('--seed goes with a --chaos rate above 0, or --extra-fields')
+        if args.seed is not None and not args.extra_fields:
+            raise ValueError('--seed goes with --extra-fields')
         for name in args.allowed_hosts:
             parse_allowed_host(name)  # a ValueError, in words, before anything is opened
         if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
@@ -3512,10 +3474,6 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         if (extra := settings['extra_fields'])['operations']:
             console.log(f'extra fields: in the Pets of {", ".join(extra["operations"])}, drawn '
                         f'from seed {extra["seed"]}')
-        if args.chaos:
-            seed = app.chaos(args.chaos, seed=args.seed)
-            console.log(f'chaos: a fault for {args.chaos * 100:.15g}% of API requests, from seed '
-                        f'{seed} (--seed {seed} repeats them)')
         try:
             run_until_stopped(server)
             if args.admin:  # a suite in another language drove it: what did it never try?

@@ -146,17 +146,15 @@ test('deleting the requests empties the journal, and only the journal', async ()
   assert.equal(pets.status, 503);  // the fault still fires
 });
 
-test('the faults are listed with what is left of them, and cancelled with chaos', async () => {
+test('the faults are listed with what is left of them, and cancelled', async () => {
   const { id } = (await admin('POST', 'faults',
                               { fault: 503, times: 2, after: 1, route: 'listPets' })).body;
-  await admin('POST', 'chaos', { rate: 0.5, faults: [500], seed: 7 });
   assert.deepEqual((await admin('GET', 'faults')).body, {
     faults: [{ id, fault: 503, times: 2, route: 'listPets', after: 1, retry_after: null,
                seconds: null }],
-    chaos: { rate: 0.5, faults: [500], seed: 7 },
   });
   assert.equal((await admin('DELETE', 'faults')).status, 204);
-  assert.deepEqual((await admin('GET', 'faults')).body, { faults: [], chaos: null });
+  assert.deepEqual((await admin('GET', 'faults')).body, { faults: [] });
 });
 
 test('one fault is cancelled by its id, and the others stay', async () => {
@@ -188,12 +186,12 @@ test('a failed assert carries each close call and its differences as data', asyn
                    [{ field: 'categoryId', expected: 2, sent: 1 }]);
 });
 
-test('the settings show the delays, chaos and the faults queued', async () => {
+test('the settings show the delays and the faults queued', async () => {
   await admin('POST', 'faults', { fault: 503 });
   await admin('POST', 'delay', { seconds: 0.01, route: 'getPet' });
   const { body } = await admin('GET', 'settings');
-  assert.deepEqual([body.delays, body.chaos, body.faults_queued, body.journal_size],
-                   [[{ seconds: 0.01, route: 'getPet' }], null, 1, 1000]);
+  assert.deepEqual([body.delays, body.faults_queued, body.journal_size],
+                   [[{ seconds: 0.01, route: 'getPet' }], 1, 1000]);
   await admin('DELETE', 'faults');
 });
 

@@ -122,27 +122,22 @@ def test_deleting_the_requests_empties_the_journal_only(admin):
     assert admin.get('/v1/pets').json == [{'id': 1, **REX}]
 
 
-def test_faults_lists_what_is_left_of_each_and_chaos(admin):
+def test_faults_lists_what_is_left_of_each(admin):
     admin.post_json('/__admin/faults', {'fault': 503, 'times': 2, 'after': 1})
     admin.post_json('/__admin/faults', {'fault': 'slow', 'route': 'getPet'})
-    admin.post_json('/__admin/chaos', {'rate': 0.5, 'faults': [500], 'seed': 7})
-    admin.app.faults.chaos = None  # no draw in the way of the count below
     admin.get('/v1/pets')
     admin.get('/v1/pets', status=503)
-    assert admin.get('/__admin/faults').json == {'chaos': None, 'faults': [
+    assert admin.get('/__admin/faults').json == {'faults': [
         {'id': 1, 'fault': 503, 'times': 1, 'route': None, 'after': 0, 'retry_after': None,
          'seconds': None},
         {'id': 2, 'fault': 'slow', 'times': 1, 'route': 'getPet', 'after': 0,
          'retry_after': None, 'seconds': 2.0}]}
-    admin.post_json('/__admin/chaos', {'rate': 0.5, 'faults': [500], 'seed': 7})
-    assert admin.get('/__admin/faults').json['chaos'] == {'rate': 0.5, 'faults': [500], 'seed': 7}
 
 
-def test_deleting_the_faults_cancels_them_and_chaos(admin):
+def test_deleting_the_faults_cancels_them(admin):
     admin.post_json('/__admin/faults', {'fault': 503, 'times': 5})
-    admin.post_json('/__admin/chaos', {'rate': 1, 'faults': [500]})
     admin.delete('/__admin/faults', status=204)
-    assert admin.get('/__admin/faults').json == {'faults': [], 'chaos': None}
+    assert admin.get('/__admin/faults').json == {'faults': []}
     admin.get('/v1/pets', status=200)
 
 
@@ -275,16 +270,15 @@ def test_a_fault_is_cancelled_by_its_id_and_the_others_stay(admin):
     admin.get('/v1/pets', status=200)
 
 
-def test_the_settings_name_the_delays_chaos_and_what_is_queued(admin):
+def test_the_settings_name_the_delays_and_what_is_queued(admin):
     assert admin.get('/__admin/settings').json == {
-        'delays': [], 'chaos': None, 'faults_queued': 0, 'journal_size': stub.JOURNAL_SIZE,
+        'delays': [], 'faults_queued': 0, 'journal_size': stub.JOURNAL_SIZE,
         'extra_fields': {'operations': [], 'seed': None}}
     admin.post_json('/__admin/faults', {'fault': 503, 'route': 'createPet'})
-    admin.post_json('/__admin/chaos', {'rate': 0.25, 'seed': 3})
     admin.post_json('/__admin/delay', {'seconds': 0.5, 'route': 'getPet'})
     settings = admin.get('/__admin/settings').json
     assert settings == admin.app.settings()
-    assert (settings['faults_queued'], settings['chaos']['seed']) == (1, 3)
+    assert settings['faults_queued'] == 1
     assert [(delay['route'], delay['seconds']) for delay in settings['delays']] == [('getPet', 0.5)]
     admin.post_json('/__admin/reset')
     assert admin.get('/__admin/settings').json['delays'] == []
@@ -306,7 +300,6 @@ def test_a_delay_out_of_bounds_or_with_fields_it_lacks_is_refused(admin, documen
 @pytest.mark.parametrize('path, document, shown', [
     ('faults', {'fault': 503, 'times': True}, 'got true'),
     ('faults', {'fault': 503, 'route': 'noSuchOperation'}, 'got "noSuchOperation"'),
-    ('chaos', {'rate': None}, 'got null'),
     ('delay', {'seconds': False}, 'got false'),
     ('requests/count', {'operation': 'createPet', 'headers': {'a': 1}}, 'got {"a": 1}'),
 ])
@@ -323,7 +316,6 @@ ADMIN_BODIES = {
     '/__admin/requests/find': ('CallFilter', {'operation': 'createPet'}),
     '/__admin/requests/assert': ('CallAssertion', {'operation': 'createPet', 'times': 0}),
     '/__admin/faults': ('NewFault', {'fault': 503}),
-    '/__admin/chaos': ('Chaos', {'rate': 0}),
     '/__admin/delay': ('NewDelay', {'seconds': 0}),
 }
 WRONG_TYPES = {'a list': [1], 'an empty list': [], 'an object': {'a': 1}, 'an empty object': {},

@@ -317,16 +317,16 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--host', '999.1.1.1'], {}, "--host '999.1.1.1'", id='--host 999.1.1.1'),
     pytest.param(['--host', 'no-such-host.invalid'], {}, "--host 'no-such-host.invalid'",
                  id='--host no-such-host.invalid'),
-    pytest.param(['--chaos', '0.1', '--seed', ' +7'], {}, "a seed is a whole number from 0 to "
+    pytest.param(['--extra-fields', '--seed', ' +7'], {}, "a seed is a whole number from 0 to "
                  "9223372036854775807; got ' +7'", id="--seed ' +7'"),
     pytest.param(['--extra-fields', '--seed', str(2 ** 63)], {}, f"got '{2 ** 63}'",
                  id='--seed 2**63'),
     pytest.param(['--extra-fields', 'getPet,'], {}, 'give true, false, or operations of '
                  f"{', '.join(stub.pet_answers())}, split by commas or spaces; got 'getPet,'",
                  id="--extra-fields 'getPet,'"),
-    pytest.param(['--chaos', '0.1', '--seed', '1_000'], {}, "got '1_000'", id='--seed 1_000'),
-    pytest.param(['--chaos', '0.1', '--seed', '-1'], {}, "got '-1'", id='--seed -1'),
-    pytest.param(['--chaos', '0.1', '--seed', '7.0'], {}, "got '7.0'", id='--seed 7.0'),
+    pytest.param(['--extra-fields', '--seed', '1_000'], {}, "got '1_000'", id='--seed 1_000'),
+    pytest.param(['--extra-fields', '--seed', '-1'], {}, "got '-1'", id='--seed -1'),
+    pytest.param(['--extra-fields', '--seed', '7.0'], {}, "got '7.0'", id='--seed 7.0'),
     pytest.param(['--first-id', '0'], {}, "a first id is a whole number from 1 to "
                  "9223372036854775807; got '0'", id='--first-id 0'),
     pytest.param(['--first-id', str(2 ** 63)], {}, f"got '{2 ** 63}'", id='--first-id 2**63'),
@@ -338,17 +338,13 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--delay', '=0.1'], {}, "if for its calls alone; got '=0.1'", id='--delay =0.1'),
     pytest.param(['--delay', 'noSuchOperation=0.1'], {}, "got 'noSuchOperation=0.1'",
                  id='--delay noSuchOperation=0.1'),
-    pytest.param(['--delay', '0.1', '--seed', '7'], {}, '--seed goes with a --chaos rate above '
-                 '0, or --extra-fields', id='--delay 0.1 --seed 7'),
+    pytest.param(['--delay', '0.1', '--seed', '7'], {}, '--seed goes with --extra-fields',
+                 id='--delay 0.1 --seed 7'),
     pytest.param(['--delay', '-0.5'], {}, "got '-0.5'", id='--delay -0.5'),
     pytest.param(['--delay', 'nan'], {}, "got 'nan'", id='--delay nan'),
     pytest.param(['--delay', '1s'], {}, "got '1s'", id='--delay 1s'),
     pytest.param(['--delay', '1_0'], {}, "got '1_0'", id='--delay 1_0'),
     pytest.param(['--delay', '1e1'], {}, "got '1e1'", id='--delay 1e1'),
-    pytest.param(['--chaos', '0_1'], {}, "a rate is a decimal such as 0.1, from 0 to 1; "
-                 "got '0_1'",
-                 id='--chaos 0_1'),
-    pytest.param(['--chaos', ' .5'], {}, "got ' .5'", id="--chaos ' .5'"),
     pytest.param(['--db', 'pets.json', '--ready-file', 'pets.json'], {},
                  '--ready-file pets.json names the database or its log', id='--ready-file the db'),
     pytest.param(['--ready-file', 'petstore.json.log'], {}, 'names the database or its log',
@@ -400,28 +396,6 @@ def test_a_bad_flag_is_refused_with_status_2_and_no_traceback(capsys, monkeypatc
     assert problem in err
     assert 'Traceback' not in err
     assert SERVED == []
-
-
-@pytest.mark.parametrize('rate, shown', [
-    pytest.param('0.001', '0.1%', id='0.001'),
-    pytest.param('0.004', '0.4%', id='0.004'),
-    pytest.param('0.1', '10%', id='0.1'),
-    pytest.param('0.995', '99.5%', id='0.995'),
-    pytest.param('0.9999999', '99.99999%', id='0.9999999'),
-    pytest.param('1', '100%', id='1'),
-])
-def test_the_banner_shows_a_chaos_rate_as_0_or_100_percent_only_when_it_is(
-        capsys, rate, shown):
-    assert main(['--port', '0', '--db', ':memory:', '--chaos', rate, '--seed', '7'],
-                server_class=NotServing) == 0
-    assert f'chaos: a fault for {shown} of API requests, from seed 7' in capsys.readouterr().out
-
-
-def test_the_banner_names_the_chaos_seed(capsys):
-    assert stub.main(['--port', '0', '--db', ':memory:', '--chaos', '0.25', '--seed', '42'],
-                     server_class=NotServing) == 0
-    assert ('chaos: a fault for 25% of API requests, from seed 42 (--seed 42 repeats them)'
-            in capsys.readouterr().out)
 
 
 def test_delays_per_route_are_set_and_the_banner_names_those_set_the_last_flag_winning(capsys):
@@ -853,17 +827,6 @@ def test_the_command_line_checks_the_host_on_loopback(flags, host, status):
     pets = json.loads(send(port, 'GET', '/v1/pets?limit=100')[2])
     assert len(pets) == (14 if status == 200 else 13)  # the demo animals are all still there
     assert process.stop(signal.SIGTERM) == 0
-
-
-@pytest.mark.slow  # three stub processes
-def test_the_command_line_chaos_prints_its_seed_and_repeats_with_it():
-    def run(*flags):
-        return subprocess.run([sys.executable, str(MODULE), '--port', '0', '--db', ':memory:',
-                               *flags],
-                              capture_output=True, text=True, timeout=30)
-    assert 'a rate is a decimal such as 0.1, from 0 to 1' in run('--chaos', '2').stderr
-    assert '--seed goes with a --chaos rate above 0' in run('--seed', '3').stderr
-    assert '--seed goes with a --chaos rate above 0' in run('--chaos', '0', '--seed', '3').stderr
 
 
 # -- a closed or stalled stdout or stderr never costs a request ---------------------------

@@ -447,16 +447,16 @@ def faults(does: str) -> None:
     client = in_process()
     queued = client.post_json('/__admin/faults', fault, status=201).json
     assert '`201` with its `id`' in does and queued == {'id': 1, **fault, 'seconds': None}
-    assert 'a field a fault does not use is `null`' in does and '`chaos` (`null` when off)' in does
-    assert client.get('/__admin/faults').json == {'faults': [queued], 'chaos': None}
+    assert 'a field a fault does not use is `null`' in does
+    assert client.get('/__admin/faults').json == {'faults': [queued]}
     most = {'fault': 503, 'times': 1_000_000, 'after': 1_000_000}
     assert '`times` and `after` up to 1,000,000' in does
     client.post_json('/__admin/faults', most, status=201)
     client.post_json('/__admin/faults', {**most, 'times': 1_000_001}, status=400)
     assert 'at most 100 queued, else `409 too_many_faults`' in does
-    assert 'cancels them and chaos: `204`' in does
+    assert 'cancels them: `204`' in does
     assert client.delete('/__admin/faults').status_int == 204
-    assert client.get('/__admin/faults').json == {'faults': [], 'chaos': None}
+    assert client.get('/__admin/faults').json == {'faults': []}
 
 
 def cancel_fault(does: str) -> None:
@@ -467,13 +467,9 @@ def cancel_fault(does: str) -> None:
     assert client.delete(f'/__admin/faults/{queued["id"]}', status=404).json['code'] == 'not_found'
 
 
-def chaos_and_delay(does: str) -> None:
-    chaos, *delays = examples(does)
+def delay(does: str) -> None:
+    delays = examples(does)
     client = in_process()
-    assert '`201` with the seed' in does
-    assert client.post_json('/__admin/chaos', chaos, status=201).json == chaos
-    assert client.post_json('/__admin/chaos', {'rate': 0}, status=201).status_int == 201
-    assert client.get('/__admin/faults').json['chaos'] is None
     assert '`200` with both fields' in does
     for delay in delays:
         assert client.post_json('/__admin/delay', delay, status=200).json == {'route': None,
@@ -499,10 +495,9 @@ def extra_fields(does: str) -> None:
 
 
 def settings(does: str) -> None:
-    assert does == ('the delays, chaos, how many faults are queued, the journal\'s size, '
-                    'the extra fields')
+    assert does == 'the delays, how many faults are queued, the journal\'s size, the extra fields'
     assert set(in_process().get('/__admin/settings').json) == {
-        'delays', 'chaos', 'faults_queued', 'journal_size', 'extra_fields'}
+        'delays', 'faults_queued', 'journal_size', 'extra_fields'}
 
 
 def coverage(does: str) -> None:
@@ -524,7 +519,7 @@ ADMIN_ENDPOINTS: dict[str, Callable[[str], None]] = {
     '`GET /__admin/requests/unmatched`': unmatched,
     '`POST`, `GET`, `DELETE /__admin/faults`': faults,
     '`DELETE /__admin/faults/{id}`': cancel_fault,
-    '`POST /__admin/chaos`, `POST /__admin/delay`': chaos_and_delay,
+    '`POST /__admin/delay`': delay,
     '`POST /__admin/extra-fields`': extra_fields,
     '`GET /__admin/settings`': settings,
     '`GET`, `DELETE /__admin/coverage`': coverage,
@@ -749,7 +744,7 @@ FLAG_FACTS: dict[str, list[tuple[str, Callable[[], bool]]]] = {
             '--send-timeout', '3600').send_timeout == 3600 and refused('--send-timeout', '0')
             and refused('--send-timeout', '3600.5'))],
     '--tls': [],
-    '--chaos': [('SECONDS (0 to 60)', lambda: parsed('--delay', '60').delay and parsed(
+    '--delay': [('SECONDS (0 to 60)', lambda: parsed('--delay', '60').delay and parsed(
         '--delay', '0').delay and refused('--delay', '60.5') and refused('--delay', '-1'))],
     '--first-id': [('(1 to 2^63 − 1;', lambda: parsed('--first-id', str(2 ** 63 - 1)).first_id
                     == 2 ** 63 - 1 and refused('--first-id', '0')

@@ -304,64 +304,12 @@ def test_retry_after_goes_with_429_and_503(server, status):
     assert set(response.json()) == {'code', 'message', 'status'}
 
 
-# -- chaos ------------------------------------------------------------------------------
-
-def statuses_under_chaos(seed: int, count: int = 60) -> list[int]:
-    app = stub.create_stub()
-    app.chaos(0.5, faults=(500, 502, 503, 429), seed=seed)
-    client = webtest.TestApp(app)
-    return [client.get('/v1/pets', headers=AUTH, status='*').status_int for _ in range(count)]
-
-
-def test_the_chaos_draw_is_reproduced_from_its_seed():
-    first, again, other = statuses_under_chaos(7), statuses_under_chaos(7), statuses_under_chaos(8)
-    assert first == again
-    assert first != other
-    assert {200, 500, 502, 503, 429} <= set(first)
-
-
-def test_chaos_faults_fire_on_a_real_server_and_reset_turns_chaos_off(server):
-    seed = server.chaos(1.0, faults=('reset', 'malformed'))
-    outcomes = set()
-    for _ in range(20):
-        try:
-            with_requests(server)
-        except requests.RequestException as error:
-            outcomes.add(type(error).__name__)
-    assert outcomes == {'ConnectionError', 'JSONDecodeError'}
-    wait_until(lambda: len(server.requests) == 20)
-    assert {entry['fault'] for entry in server.requests} == {'reset', 'malformed'}
-    assert isinstance(seed, int)
-    server.reset()
-    assert with_requests(server)[0] == 200
-
-
-def test_admin_chaos_and_faults_take_the_same_fields(server):
+def test_an_admin_fault_takes_retry_after_and_after(server):
     client = webtest.TestApp(server.app)
-    response = client.post_json('/__admin/chaos', {'rate': 1, 'faults': [502], 'seed': 3},
-                                headers=AUTH, status=201)
-    assert response.json == {'rate': 1, 'faults': [502], 'seed': 3}
-    assert client.get('/v1/pets', headers=AUTH, status=502).json['code'] == 'bad_gateway'
-    client.post_json('/__admin/chaos', {'rate': 0}, headers=AUTH, status=201)
     client.post_json('/__admin/faults', {'fault': 429, 'retry_after': 2, 'after': 1},
                      headers=AUTH, status=201)
     client.get('/v1/pets', headers=AUTH, status=200)
     assert client.get('/v1/pets', headers=AUTH, status=429).headers['Retry-After'] == '2'
-
-
-@pytest.mark.parametrize('faults', ['drop', {503: 1}, 503])
-def test_chaos_refuses_faults_that_are_no_list(server, faults):
-    with pytest.raises(ValueError, match='faults must be a list'):
-        server.chaos(0.5, faults=faults)
-
-
-@pytest.mark.parametrize('body', [{'rate': 2}, {'rate': '0.5'}, {'rate': 0.5, 'faults': []},
-                                  {'rate': 0.5, 'faults': ['explode']}, {'rate': 0.5, 'seed': -1},
-                                  {'rate': 0.5, 'every': 3}])
-def test_admin_chaos_refuses_what_it_cannot_do(server, body):
-    response = webtest.TestApp(server.app).post_json('/__admin/chaos', body, headers=AUTH,
-                                                     status=400)
-    assert response.json['code'] == 'invalid_body'
 
 
 def test_the_journal_keeps_the_order_of_arrival_when_a_fault_closes_the_connection(server):
@@ -378,8 +326,6 @@ def test_the_journal_keeps_the_order_of_arrival_when_a_fault_closes_the_connecti
 def test_a_fault_says_where_it_came_from(server):
     server.fail_next(502)
     assert with_requests(server)[1]['message'] == 'Bad Gateway (a fault queued on the stub)'
-    server.chaos(1, faults=[502], seed=1)
-    assert with_requests(server)[1]['message'] == 'Bad Gateway (a fault drawn by chaos)'
 
 
 def test_the_access_log_tells_a_reset_from_a_drop():

@@ -38,7 +38,6 @@ TARGETS = [
     pytest.param('GET', '/__admin/requests', None, {}, id='admin requests'),
     pytest.param('POST', '/__admin/fixtures', None, {}, id='admin fixtures'),
     pytest.param('POST', '/__admin/faults', {'fault': 503}, {}, id='admin faults'),
-    pytest.param('POST', '/__admin/chaos', {'rate': 1}, {}, id='admin chaos'),
     pytest.param('GET', '/', None, {'Accept': 'text/html'}, id='the page'),
     pytest.param('GET', '/', None, {}, id='the JSON index'),
     pytest.param('GET', '/v1/openapi.json', None, {}, id='the OpenAPI description'),
@@ -78,7 +77,7 @@ def test_a_foreign_host_on_loopback_gets_421_and_reads_changes_and_resets_nothin
     status, got, payload = send(server.port, method, path, host, body, headers)
     assert_refused(status, got, payload, host.format(port=server.port))
     assert server.app.store.list_json(100) == before  # nothing stored, nothing reset
-    assert server.app.faults.listed() == {'faults': [], 'chaos': None}
+    assert server.app.faults.listed() == {'faults': []}
     after = server.requests
     assert after[:len(journal)] == journal  # the journal was not cleared
     if path.startswith('/__admin/') or path == '/favicon.ico':  # never journalled
@@ -312,7 +311,7 @@ def test_the_access_log_hints_at_cors_the_first_time_only():
 # -- no CORS on the admin endpoints -----------------------------------------------------
 
 @pytest.mark.parametrize('path', ['/__admin/reset', '/__admin/requests', '/__admin/fixtures',
-                                  '/__admin/faults', '/__admin/chaos'])
+                                  '/__admin/faults'])
 def test_a_preflight_from_a_foreign_origin_to_an_admin_endpoint_is_not_allowed(server, path):
     status, headers, _ = send(server.port, 'OPTIONS', path, headers={
         'Origin': FOREIGN_ORIGIN, 'Access-Control-Request-Method': 'POST',

@@ -199,7 +199,6 @@ def test_the_admin_answers_are_what_the_admin_document_describes(admin_document)
     answers = [('get', '/settings', client.get('/__admin/settings'))]
     answers.append(('get', '/faults', client.get('/__admin/faults')))
     answers.append(('post', '/faults', client.post_json('/__admin/faults', {'fault': 'drop'})))
-    answers.append(('post', '/chaos', client.post_json('/__admin/chaos', {'rate': 0.5})))
     answers.append(('post', '/delay', client.post_json('/__admin/delay', {
         'seconds': 0.1, 'route': 'getPet'})))
     answers.append(('get', '/settings', client.get('/__admin/settings')))
