@@ -74,7 +74,6 @@ import math
 import operator
 import os
 import queue
-import random
 import re
 import secrets
 import shlex
@@ -1087,7 +1086,6 @@ FAULT_SECONDS = {'hang': 30.0, 'slow': 2.0}  #: what a 'hang' or a 'slow' fault 
 FAULT_SECONDS_MAX = 60.0  #: no fault holds a worker longer
 #: Faults queued at most (every request looks through them), and a fault's times or after at most.
 FAULTS_QUEUED_MAX, FAULT_COUNT_MAX = 100, 1_000_000
-EXTRA_TAGS = ('friendly', 'vaccinated', 'indoor', 'senior', 'rescue', 'trained')
 #: What a browser or a code generator may fetch without a key (with GET or HEAD).
 FAVICON = '/favicon.ico'
 JOURNAL_SIZE = 1000
@@ -1127,7 +1125,6 @@ class Exchange:
     page: bool = False  #: the page was served: a browser's visit, and no call
     close: str | None = None  #: 'dropped' or 'reset': the server closes it unanswered
     hold: float = 0.0  #: the seconds its fault takes: a hang's, once journalled; a slow answer's
-    extra: bool = False  #: its Pets carried fields the document does not describe
 
 
 class Controls:
@@ -1149,7 +1146,6 @@ class Controls:
             self.journal.clear(cut_at)
             self.faults.clear()
             self.faults.delays.clear()
-            self.faults.extra_fields = self.faults.extra_start
 
     def add_pet(self, name: str, categoryId: int, status: str | None = None) -> dict:
         """Add a pet, checked as createPet checks one; return it as a Pet."""
@@ -1194,15 +1190,6 @@ class Controls:
             self.faults.delays.pop(route, None)
         return delay
 
-    def set_extra_fields(self, operations: Sequence[str] | bool = True,
-                         seed: int | None = None) -> dict:
-        """Give each Pet that ``operations`` answer (True: all that answer Pets; False: none) fields
-        a later version of the API might add (``tags``, ``createdAt``, ``weightKg``, ``owner``),
-        drawn from ``seed`` (0 if None) and its id. A reset goes back to the stub's start."""
-        self.faults.extra_fields = as_value_error(
-            parse_extra_fields, {'operations': operations, 'seed': seed}, nothing='None')
-        return self.faults.extra_fields
-
     @property
     def requests(self) -> list[dict]:
         """The journal: the last requests to the API, oldest first (admin calls left out)."""
@@ -1243,7 +1230,7 @@ class Controls:
         return {'delays': [{'seconds': seconds, 'route': route}
                            for route, seconds in self.faults.delays.items()],
                 'faults_queued': len(self.faults.listed()['faults']),
-                'journal_size': self.journal.size, 'extra_fields': self.faults.extra_fields}
+                'journal_size': self.journal.size}
 
 
 class StubApp(Controls):
@@ -1252,15 +1239,13 @@ class StubApp(Controls):
     endpoints; ``cors`` lets pages on any origin call the API; the journal keeps ``journal_size``
     requests; ``trust_proxy`` takes the client's address from ``X-Forwarded-*``; ``access_log``
     gets a line per request; ``allowed_hosts``, unless None, lets an app on loopback answer only a
-    loopback Host or one of these; ``extra_fields`` and ``seed``, as set_extra_fields() takes
-    them, are where a reset goes back. Credentials are masked wherever a request is shown."""
+    loopback Host or one of these. Credentials are masked wherever a request is shown."""
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                  base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
                  trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
                  access_log: Callable[[str], Any] | None = None,
-                 allowed_hosts: Iterable[str] | None = None,
-                 extra_fields: Sequence[str] | bool = False, seed: int | None = None) -> None:
+                 allowed_hosts: Iterable[str] | None = None) -> None:
         if isinstance(allowed_hosts, str):
             raise TypeError(f'give a list of host names; got {allowed_hosts!r}')
         self.allowed_hosts = None if allowed_hosts is None else frozenset(
@@ -1276,7 +1261,6 @@ class StubApp(Controls):
         #: For check(): each failure in the app or its server, without frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
         self.gate, self.faults = ResetGate(), Faults()
-        self.faults.extra_start = self.set_extra_fields(extra_fields, seed)  # a reset's
         self.journal = Journal(journal_size, admin, self.api_keys)
         self._hinted = False  #: whether the access log has said to restart with --cors
         add_documents(api, base_path, self.api_keys, admin)
@@ -1371,10 +1355,6 @@ class StubApp(Controls):
         finally:  # bottle has routed it, unless the key check refused it first
             exchange.operation = getattr(environ.get('bottle.route'), 'name', None)
         (status, headers), = sent
-        if exchange.operation in (extra := self.faults.extra_fields)['operations'] and (
-                status < '300'):
-            exchange.extra, data = True, with_extra_fields(b''.join(body), extra['seed'])
-            body, headers = [data], with_length(headers, data)
         if exchange.operation in DOCUMENTS:
             policy = page_policy() if exchange.page else (
                 "default-src 'none'; frame-ancestors 'none'")
@@ -1581,7 +1561,7 @@ class Journal:
     def record(self, environ: dict, exchange: Exchange, body: bytes, operation: str | None) -> None:
         entry = journal_entry(environ, exchange, body, self.api_keys)
         entry['unmatched'] = operation is None and exchange.status != 204  # a preflight matches
-        self.coverage.count(operation, entry, exchange.extra)
+        self.coverage.count(operation, entry)
         with self._lock:
             if exchange.received >= self._cut_at:
                 self._entries.append((exchange.received, {**entry,
@@ -1608,7 +1588,7 @@ class Coverage:
         self._lock = threading.Lock()
         self.clear()
 
-    def count(self, operation: str | None, entry: dict, extra: bool = False) -> None:
+    def count(self, operation: str | None, entry: dict) -> None:
         responses = described_responses().get(operation or '', ())  # none: a document, no route
         status, fault, error = entry['status'], entry['fault'], entry['error']
         described = entry['unmatched'] and describe_call(  # outside the lock every request takes
@@ -1622,8 +1602,6 @@ class Coverage:
             if described and len(self._unmatched) < JOURNAL_SIZE:
                 self._unmatched.append(described)
             self._float_ids += bool(error) and FLOAT_IDS in error['message']
-            if extra and operation is not None:
-                self._extra.add(operation)
 
     def clear(self) -> None:
         with self._lock:
@@ -1631,12 +1609,12 @@ class Coverage:
             self._calls: collections.Counter[tuple[str | None, str]] = collections.Counter()
             self._faults: collections.Counter[str] = collections.Counter()
             self._unmatched: list[str] = []  #: each request no operation answered, described
-            self._float_ids, self._extra = 0, set[str]()  #: ids asked as floats; ops given extras
+            self._float_ids = 0  #: ids asked as floats
 
     def report(self) -> dict:
         with self._lock:
             calls, faults, unmatched = dict(self._calls), dict(self._faults), self._unmatched[:]
-            float_ids, extra = self._float_ids, sorted(self._extra)
+            float_ids = self._float_ids
         responses = {operation: {status: calls.get((operation, status), 0) for status in statuses}
                      for operation, statuses in described_responses().items()}
         return {
@@ -1646,7 +1624,7 @@ class Coverage:
                                                     if name == operation), 'hint': hint}
                            for operation, hint in deprecated_operations().items()
                            if any(name == operation for name, _ in calls)},
-            'unmatched': unmatched, 'float_ids': float_ids, 'extra_fields': extra}
+            'unmatched': unmatched, 'float_ids': float_ids}
 
 
 def described_operations() -> Iterator[tuple[str, str, dict]]:
@@ -1666,15 +1644,6 @@ def deprecated_operations() -> dict[str, str]:
     """Each deprecated operation -> a hint: its description, which names what replaces it."""
     return {operation['operationId']: operation['description']
             for _, _, operation in described_operations() if operation.get('deprecated')}
-
-
-@functools.lru_cache(maxsize=1)
-def pet_answers() -> tuple[str, ...]:
-    """The operations whose success the served document answers with a Pet or Pets: those that
-    set_extra_fields() may add fields to."""
-    return tuple(operation['operationId'] for _, _, operation in described_operations()
-                 if any(re.search(r'"#/components/schemas/Pets?"', json.dumps(response))
-                        for status, response in operation['responses'].items() if status[0] == '2'))
 
 
 def met_count(responses: dict[str, dict[str, int]]) -> int:
@@ -1930,14 +1899,11 @@ def log_line(client: str, request: str, status: str, duration: str) -> str:
 # -- Faults and delays ---------------------------------------------------------
 
 class Faults:
-    """Queued faults and delays, met once a call's key is accepted; Pets' extra fields."""
+    """Queued faults and delays, met once a call's key is accepted."""
 
     def __init__(self) -> None:
         #: The seconds calls wait, by operation name; None's, every call's, adds to each one's.
         self.delays: dict[str | None, float] = {}
-        #: The operations whose Pets get extra fields, and the seed; and as the stub started.
-        self.extra_fields: dict[str, Any] = {'operations': [], 'seed': None}
-        self.extra_start = self.extra_fields
         #: Each queued fault, with what is left of its ``times`` and ``after``; and both as asked.
         self._queue: list[tuple[dict, tuple[int, int]]] = []
         self._ids = itertools.count(1)  #: each queued fault's id, never reused
@@ -2022,30 +1988,6 @@ def with_length(headers: list[tuple[str, str]], data: bytes) -> list[tuple[str, 
             ('Content-Length', str(len(data)))]
 
 
-def with_extra_fields(data: bytes, seed: int) -> bytes:
-    """An answer's Pet or Pets with set_extra_fields()'s fields, drawn from ``seed`` and its id."""
-    answer = json.loads(data)
-    for pet in answer if isinstance(answer, list) else [answer]:
-        draw = random.Random(f'{seed}:{pet["id"]}')  # a str seeds alike in every process
-        pet.update(tags=draw.sample(EXTRA_TAGS, draw.randint(1, 3)), createdAt=time.strftime(
-            '%Y-%m-%dT%H:%M:%SZ', time.gmtime(draw.randrange(1_500_000_000, 1_800_000_000))),
-            weightKg=round(draw.uniform(0.5, 60), 1),
-            owner={'id': draw.randrange(1, 100_000), 'verified': draw.random() < 0.5})
-    return (json.dumps(answer, ensure_ascii=False) + '\n').encode()
-
-
-def parse_extra_fields(document: Mapping[str, Any], nothing: str = 'null') -> dict:
-    fields = fields_of(document, 'extra fields', operations=True, seed=None)
-    given = fields['operations']
-    operations = pet_answers() if given is True else [] if given is False else given
-    if not (isinstance(operations, (list, tuple)) and all(name in pet_answers()
-                                                          for name in operations)):
-        raise bad_body(f'operations must be true, false, or a list of {", ".join(pet_answers())}; '
-                       f'got {as_given(given, nothing)}')
-    seed = route_and_seed(fields, nothing) or 0
-    return {'operations': sorted(set(operations)), 'seed': seed if operations else None}
-
-
 def drip(data: bytes, seconds: float, wait: Callable[[float], Any]) -> Iterator[bytes]:
     """``data`` in ten pieces over ``seconds``. A wait that returns True (a reset's cut-off) ends
     it there: the answer stays shorter than its Content-Length, so its connection closes."""
@@ -2091,7 +2033,7 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
         if not (is_whole(fault[name], least) and fault[name] <= FAULT_COUNT_MAX):
             raise bad_body(f'{name} must be a whole number from {least} to {FAULT_COUNT_MAX}; '
                            f'got {as_given(fault[name], nothing)}')
-    route_and_seed(fault, nothing)
+    check_route(fault['route'], nothing)
     if retry_after is not None and kind not in (429, 503):  # the status is what is wrong
         raise bad_body('retry_after goes with a 429 or a 503; this fault is '
                        f'{as_given(kind, nothing)}')
@@ -2109,19 +2051,14 @@ def parse_delay(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     if not is_delay(delay['seconds']):
         raise bad_body(f'seconds must be a number from 0 to {FAULT_SECONDS_MAX:g}; '
                        f'got {as_given(delay["seconds"], nothing)}')
-    route_and_seed(delay, nothing)
+    check_route(delay['route'], nothing)
     return delay
 
 
-def route_and_seed(fields: Mapping[str, Any], nothing: str) -> int | None:
-    route, seed = fields.get('route'), fields.get('seed')
+def check_route(route: Any, nothing: str) -> None:
     if route not in (None, *OPERATIONS):
         raise bad_body(f'route must be one of {", ".join(OPERATIONS)}, or {nothing}; '
                        f'got {as_given(route, nothing)}')
-    if seed is not None and not (is_whole(seed) and seed <= INT64_MAX):
-        raise bad_body(f'seed must be a whole number from 0 to {INT64_MAX}; '
-                       f'got {as_given(seed, nothing)}')
-    return seed
 
 
 def is_whole(value: Any, least: int = 0) -> bool:
@@ -2282,8 +2219,6 @@ def add_admin_routes(api: bottle.Bottle, stub: StubApp) -> None:
     admin('DELETE', 'coverage', 'clearCoverage', stub.clear_coverage)
     admin('POST', 'delay', 'setDelay', lambda document: stub.set_delay(**parse_delay(document)),
           body=True)
-    admin('POST', 'extra-fields', 'setExtraFields', lambda document: stub.set_extra_fields(
-        **parse_extra_fields(document)), body=True)
 
 
 def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
@@ -3192,15 +3127,15 @@ def serve(*, db: str | os.PathLike | None = None, api_keys: Sequence[str] | None
           fixtures: str | os.PathLike | bool | None = None, cors: bool = False,
           host: str = '127.0.0.1', port: int = 0, tls: bool = False,
           journal_size: int = JOURNAL_SIZE, allowed_hosts: Iterable[str] | None = (),
-          first_id: int = 1, extra_fields: Sequence[str] | bool = False) -> Iterator[StubServer]:
+          first_id: int = 1) -> Iterator[StubServer]:
     """Run a stub (admin endpoints on) for the duration of a ``with`` block, then check() it.
 
     In memory unless ``db`` is a file; ``fixtures=True`` loads the demo animals, a path that file;
-    new pets' ids start at ``first_id``; ``extra_fields`` is set_extra_fields()'s ``operations``.
-    Without ``api_keys``, the demo key on loopback, elsewhere a random ``server.api_key`` (the demo
-    key there: a ValueError, before anything opens); ``api_key``, one key, is deprecated. On a
-    loopback ``host``, a Host not loopback nor in ``allowed_hosts`` gets a 421 (None: any Host).
-    ``tls=True`` serves HTTPS with a throwaway CA (``server.ca_file``, ``server.ssl_context()``)."""
+    new pets' ids start at ``first_id``. Without ``api_keys``, the demo key on loopback, elsewhere
+    a random ``server.api_key`` (the demo key there: a ValueError, before anything opens);
+    ``api_key``, one key, is deprecated. On a loopback ``host``, a Host not loopback nor in
+    ``allowed_hosts`` gets a 421 (None: any Host). ``tls=True`` serves HTTPS with a throwaway CA
+    (``server.ca_file``, ``server.ssl_context()``)."""
     if api_key is not None:
         warnings.warn('serve(api_key=KEY) is deprecated: give serve(api_keys=[KEY]), as '
                       'create_stub() takes them', DeprecationWarning, stacklevel=3)
@@ -3211,8 +3146,7 @@ def serve(*, db: str | os.PathLike | None = None, api_keys: Sequence[str] | None
     with StubStore(db, first_id=first_id) as store:
         app = create_stub(store, keys, STAGING_BASE_PATH if staging else BASE_PATH,
                           admin=True, cors=cors, journal_size=journal_size,
-                          allowed_hosts=allowed_hosts if is_loopback(host) else None,
-                          extra_fields=extra_fields)
+                          allowed_hosts=allowed_hosts if is_loopback(host) else None)
         if fixtures:
             app.load_fixtures(fixtures)
         with StubServer(app, host, port, tls=certificate) as server:
@@ -3256,9 +3190,6 @@ def build_parser() -> argparse.ArgumentParser:
         help='load the demo animals (or those in FILE) into an empty store')
     add('--first-id', type=first_id_number, default=1, metavar='N', help='give new pets ids from N '
         f'(default: 1; {2 ** 53 + 1} is past what a 64-bit float holds exactly)')
-    add('--extra-fields', nargs='?', const=True, type=extra_fields_flag, metavar='OPERATIONS',
-        help='give each Pet in every answer (or those of OPERATIONS, split by commas) fields '
-             'the document does not describe, as a later version of the API might')
     add('--staging', action='store_true', help=f'serve under {STAGING_BASE_PATH}')
     add('--cors', action='store_true', help='let pages on any origin call the API')
     add('--trust-proxy', action='store_true', help='take the client\'s scheme, host, port and '
@@ -3266,7 +3197,6 @@ def build_parser() -> argparse.ArgumentParser:
     add('--allow-host', action='append', default=[], metavar='NAME', dest='allowed_hosts',
         help='on loopback, answer a Host of NAME too (else a 421); repeatable')
     add('--admin', action='store_true', help=f'add the {ADMIN_PREFIX} endpoints, for test suites')
-    add('--seed', type=seed_number, metavar='N', help='seed the extra fields, to repeat a run')
     add('--delay', type=delay_flag, action='append', default=[], metavar='[ROUTE=]SECONDS',
         help=f'make each call (or ROUTE\'s calls) wait SECONDS, 0 to {FAULT_SECONDS_MAX:g}, once '
              'its key is accepted; repeatable')
@@ -3324,8 +3254,6 @@ def parse_delay_flag(text: str) -> dict | None:
 
 port_number = flag_type(parse_whole_number, lambda port: port <= 65535,
                         'a port (--port, or $PORT) is a number from 0 to 65535')
-seed_number = flag_type(parse_whole_number, lambda seed: seed <= INT64_MAX,
-                        f'a seed is a whole number from 0 to {INT64_MAX}')
 first_id_number = flag_type(parse_whole_number, lambda first: 1 <= first <= INT64_MAX,
                             f'a first id is a whole number from 1 to {INT64_MAX}')
 send_seconds = flag_type(parse_decimal, lambda seconds: 0 < seconds <= 3600,
@@ -3334,10 +3262,6 @@ delay_flag = flag_type(parse_delay_flag, lambda delay: delay['seconds'] <= FAULT
                        and delay['route'] in (None, *OPERATIONS),
                        f'a delay is SECONDS, from 0 to {FAULT_SECONDS_MAX:g}, after ROUTE= (one '
                        f'of {", ".join(OPERATIONS)}) if for its calls alone')
-extra_fields_flag = flag_type(  # true or false too, for the ini option
-    lambda text: {'true': True, 'false': False}.get(text.lower(), re.split(r'[\s,]+', text)),
-    lambda operations: operations in (True, False) or set(operations) <= set(pet_answers()),
-    f'give true, false, or operations of {", ".join(pet_answers())}, split by commas or spaces')
 percent = flag_type(lambda text: parse_decimal(text.removesuffix('%')), lambda least: least <= 100,
                     'give a percent from 0 to 100')
 ready_file, ca_path = (flag_type(Path, lambda path: not path.is_dir() and path.parent.is_dir(),
@@ -3365,8 +3289,6 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
         except (OSError, UnicodeError) as error:
             reason = getattr(error, 'strerror', None) or 'not a host name'
             raise ValueError(f'--host {args.host!r}: {reason}') from None
-        if args.seed is not None and not args.extra_fields:
-            raise ValueError('--seed goes with --extra-fields')
         for name in args.allowed_hosts:
             parse_allowed_host(name)  # a ValueError, in words, before anything is opened
         if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
@@ -3430,8 +3352,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
                           journal_size=JOURNAL_SIZE if args.admin else 0,
                           access_log=None if args.quiet else console.log,
                           allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
-                                         else args.allowed_hosts),
-                          extra_fields=args.extra_fields or False, seed=args.seed)
+                                         else args.allowed_hosts))
         raise_open_files_limit(CONNECTION_LIMIT + 64)
         server = server_class(app, args.host, args.port, tls=tls, ca_file=args.tls_ca_file,
                               send_timeout=args.send_timeout)
@@ -3471,9 +3392,6 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         for delay in settings['delays']:
             console.log(f'delay: each {delay["route"] or "API"} call waits {delay["seconds"]:g} s '
                         'once its key is accepted')
-        if (extra := settings['extra_fields'])['operations']:
-            console.log(f'extra fields: in the Pets of {", ".join(extra["operations"])}, drawn '
-                        f'from seed {extra["seed"]}')
         try:
             run_until_stopped(server)
             if args.admin:  # a suite in another language drove it: what did it never try?
@@ -3600,7 +3518,7 @@ if 'pytest' in sys.modules:
     def petstore_session_server(petstore_api_key: str, petstore_staging: bool, petstore_tls: bool,
                                 request: pytest.FixtureRequest) -> Iterator[StubServer]:
         with serve(api_keys=[petstore_api_key], staging=petstore_staging, tls=petstore_tls,
-                   **stub_options(request.config)) as server:
+                   first_id=first_id_option(request.config)) as server:
             yield server
             add_coverage(request.config, server.coverage())
 
@@ -3621,7 +3539,6 @@ if 'pytest' in sys.modules:
         total['met'] = met_count(total['responses'])
         total['unmatched'] += report['unmatched']
         total['float_ids'] += report['float_ids']
-        total['extra_fields'] = sorted({*total['extra_fields'], *report['extra_fields']})
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(node: Any, error: Any) -> None:
@@ -3648,10 +3565,9 @@ if 'pytest' in sys.modules:
         except (argparse.ArgumentTypeError, pytest.UsageError) as error:  # a quote left open
             raise pytest.UsageError(f'petstore_{name}: {error}') from None
 
-    def stub_options(config: pytest.Config) -> dict:
-        """The ini options petstore_first_id and petstore_extra_fields, as serve() takes them."""
-        return {'first_id': ini_option(config, 'first_id', first_id_number) or 1,
-                'extra_fields': ini_option(config, 'extra_fields', extra_fields_flag) or False}
+    def first_id_option(config: pytest.Config) -> int:
+        """The ini option petstore_first_id, as serve() takes it."""
+        return ini_option(config, 'first_id', first_id_number) or 1
 
     def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
         if (report := config.stash.get(COVERAGE, None)) is None or hasattr(config, 'workeroutput'):
@@ -3670,9 +3586,6 @@ if 'pytest' in sys.modules:
             for operation, called in report['deprecated'].items():
                 write(f'deprecated: {operation} called {times_phrase(called["calls"])}. '
                       f'{called["hint"]}')
-            if report['extra_fields']:
-                write('answered with fields the document does not describe: '
-                      + ', '.join(report['extra_fields']))
             if report['float_ids']:
                 write(f'asked for ids a 64-bit float rounded, {times_phrase(report["float_ids"])}: '
                       f'{FLOAT_IDS}')
@@ -3691,8 +3604,6 @@ if 'pytest' in sys.modules:
                       help='fail a test whose client sent the petstore_server a malformed request')
         parser.addini('petstore_fail_on_unmatched_requests', type='bool', default=False,
                       help='fail a test whose client sent a request no operation answered')
-        parser.addini('petstore_extra_fields', type='args', help='true, or the operations '
-                      'whose Pets carry fields the document does not describe')
         parser.addini('petstore_fail_on_unused_faults', type='bool', default=True,
                       help='fail a test that left a fault queued on the petstore_server unused')
         parser.addini('petstore_first_id', type='args', help='the first id the stub gives a new '
@@ -3706,7 +3617,7 @@ if 'pytest' in sys.modules:
 
     def pytest_configure(config: pytest.Config) -> None:
         ini_option(config, 'coverage_fail_under', percent)  # a bad value stops the run at once
-        stub_options(config)
+        first_id_option(config)
         for name in ('fail_on_bad_requests', 'fail_on_unmatched_requests', 'fail_on_unused_faults',
                      'tls', 'coverage'):  # the true-or-false ones, read now, not at a teardown
             try:
@@ -3762,10 +3673,9 @@ if 'pytest' in sys.modules:
         except ModuleNotFoundError:
             pytest.fail('the petstore_app fixture needs WebTest: '
                         "pip install 'petstore-stub[pytest]'", pytrace=False)
-        options = stub_options(pytestconfig)
-        app = create_stub(StubStore(first_id=options['first_id']), [petstore_api_key], admin=True,
-                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH,
-                          extra_fields=options['extra_fields'])
+        store = StubStore(first_id=first_id_option(pytestconfig))
+        app = create_stub(store, [petstore_api_key], admin=True,
+                          base_path=STAGING_BASE_PATH if petstore_staging else BASE_PATH)
         if petstore_fixtures:
             app.load_fixtures(petstore_fixtures)
         client = webtest.TestApp(app)

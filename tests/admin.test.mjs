@@ -63,7 +63,6 @@ test('the coverage counts what the calls met of the description, and is cleared'
     deprecated: { getPet: { calls: 2, hint } },
     unmatched: [],
     float_ids: 0,
-    extra_fields: [],
   });
   assert.equal((await admin('DELETE', 'coverage')).status, 204);
   assert.equal((await admin('GET', 'coverage')).body.met, 0);

@@ -272,8 +272,7 @@ def test_a_fault_is_cancelled_by_its_id_and_the_others_stay(admin):
 
 def test_the_settings_name_the_delays_and_what_is_queued(admin):
     assert admin.get('/__admin/settings').json == {
-        'delays': [], 'faults_queued': 0, 'journal_size': stub.JOURNAL_SIZE,
-        'extra_fields': {'operations': [], 'seed': None}}
+        'delays': [], 'faults_queued': 0, 'journal_size': stub.JOURNAL_SIZE}
     admin.post_json('/__admin/faults', {'fault': 503, 'route': 'createPet'})
     admin.post_json('/__admin/delay', {'seconds': 0.5, 'route': 'getPet'})
     settings = admin.get('/__admin/settings').json

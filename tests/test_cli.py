@@ -317,16 +317,6 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--host', '999.1.1.1'], {}, "--host '999.1.1.1'", id='--host 999.1.1.1'),
     pytest.param(['--host', 'no-such-host.invalid'], {}, "--host 'no-such-host.invalid'",
                  id='--host no-such-host.invalid'),
-    pytest.param(['--extra-fields', '--seed', ' +7'], {}, "a seed is a whole number from 0 to "
-                 "9223372036854775807; got ' +7'", id="--seed ' +7'"),
-    pytest.param(['--extra-fields', '--seed', str(2 ** 63)], {}, f"got '{2 ** 63}'",
-                 id='--seed 2**63'),
-    pytest.param(['--extra-fields', 'getPet,'], {}, 'give true, false, or operations of '
-                 f"{', '.join(stub.pet_answers())}, split by commas or spaces; got 'getPet,'",
-                 id="--extra-fields 'getPet,'"),
-    pytest.param(['--extra-fields', '--seed', '1_000'], {}, "got '1_000'", id='--seed 1_000'),
-    pytest.param(['--extra-fields', '--seed', '-1'], {}, "got '-1'", id='--seed -1'),
-    pytest.param(['--extra-fields', '--seed', '7.0'], {}, "got '7.0'", id='--seed 7.0'),
     pytest.param(['--first-id', '0'], {}, "a first id is a whole number from 1 to "
                  "9223372036854775807; got '0'", id='--first-id 0'),
     pytest.param(['--first-id', str(2 ** 63)], {}, f"got '{2 ** 63}'", id='--first-id 2**63'),
@@ -338,8 +328,6 @@ def test_help_lists_every_flag_with_examples(capsys):
     pytest.param(['--delay', '=0.1'], {}, "if for its calls alone; got '=0.1'", id='--delay =0.1'),
     pytest.param(['--delay', 'noSuchOperation=0.1'], {}, "got 'noSuchOperation=0.1'",
                  id='--delay noSuchOperation=0.1'),
-    pytest.param(['--delay', '0.1', '--seed', '7'], {}, '--seed goes with --extra-fields',
-                 id='--delay 0.1 --seed 7'),
     pytest.param(['--delay', '-0.5'], {}, "got '-0.5'", id='--delay -0.5'),
     pytest.param(['--delay', 'nan'], {}, "got 'nan'", id='--delay nan'),
     pytest.param(['--delay', '1s'], {}, "got '1s'", id='--delay 1s'),

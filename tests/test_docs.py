@@ -251,9 +251,6 @@ def pets_hold_four_fields(server: stub.StubServer) -> None:
         'id', 'name', 'categoryId', 'status'}
     pet = stub.openapi_template('openapi.json')['components']['schemas']['Pet']
     assert pet.get('additionalProperties', True) is not False
-    extra = in_process(extra_fields=True)
-    extra.post_json('/v1/pets', REX, status=201)
-    assert set(extra.get('/v1/pets/1').json) > {'id', 'name', 'categoryId'}
 
 
 def ids_past_a_double(server: stub.StubServer) -> None:
@@ -478,26 +475,10 @@ def delay(does: str) -> None:
     client.post_json('/__admin/delay', {'seconds': 60.5}, status=400)
 
 
-def extra_fields(does: str) -> None:
-    (setting,) = examples(does)
-    client = with_rex()
-    assert '`200` with the setting' in does
-    assert client.post_json('/__admin/extra-fields', setting, status=200).json == setting
-    assert set(client.get('/v1/pets/1').json) > {'id', *REX}
-    assert set(client.get('/v1/pets').json[0]) == {'id', *REX}
-    assert '`"operations"`: `true`, the default, for every answer with Pets; `false` for none; '\
-           '`"seed"`: `0` unless given, and `null` with no operations' in does
-    with_pets = sorted(operation['operationId'] for _, _, operation in stub.described_operations()
-                       if '/schemas/Pet' in json.dumps(operation['responses']))
-    assert client.post_json('/__admin/extra-fields', {}).json == {'operations': with_pets, 'seed': 0}
-    assert client.post_json('/__admin/extra-fields', {'operations': False}).json == {
-        'operations': [], 'seed': None}
-
-
 def settings(does: str) -> None:
-    assert does == 'the delays, how many faults are queued, the journal\'s size, the extra fields'
+    assert does == 'the delays, how many faults are queued, the journal\'s size'
     assert set(in_process().get('/__admin/settings').json) == {
-        'delays', 'faults_queued', 'journal_size', 'extra_fields'}
+        'delays', 'faults_queued', 'journal_size'}
 
 
 def coverage(does: str) -> None:
@@ -520,7 +501,6 @@ ADMIN_ENDPOINTS: dict[str, Callable[[str], None]] = {
     '`POST`, `GET`, `DELETE /__admin/faults`': faults,
     '`DELETE /__admin/faults/{id}`': cancel_fault,
     '`POST /__admin/delay`': delay,
-    '`POST /__admin/extra-fields`': extra_fields,
     '`GET /__admin/settings`': settings,
     '`GET`, `DELETE /__admin/coverage`': coverage,
 }

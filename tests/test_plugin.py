@@ -5,7 +5,6 @@ import sys
 
 import pytest
 
-import petstore_stub as stub
 from conftest import DOCUMENTED, never_met
 from test_readme import page_fences
 
@@ -177,9 +176,6 @@ def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytest
 @pytest.mark.parametrize('ini, message', [
     ('petstore_first_id = 0', 'petstore_first_id: a first id is a whole number from 1 to '
                               "9223372036854775807; got '0'"),
-    ('petstore_extra_fields = maybe', 'petstore_extra_fields: give true, false, or operations of '
-                                      f"{', '.join(stub.pet_answers())}, split by commas or "
-                                      "spaces; got 'maybe'"),
     ("petstore_first_id = 7'", 'petstore_first_id: No closing quotation'),
     ('petstore_fail_on_unmatched_requests = maybe', 'petstore_fail_on_unmatched_requests: give '
                                                     "true or false (invalid truth value 'maybe')"),
@@ -346,15 +342,9 @@ def test_a_typo(petstore_server):
 def test_a_float_id(petstore_server):
     petstore_server.add_pet('Rex', 1)
     assert call(petstore_server, '/pets/9007199254740992') == 404
-
-
-def test_a_new_field(petstore_server):
-    petstore_server.add_pet('Rex', 1)
-    assert 'tags' in call(petstore_server, '/pets/9007199254740993')
 '''
 CLIENT_BUGS_INI = f'''[pytest]
 petstore_first_id = {2 ** 53 + 1}
-petstore_extra_fields = getPet, listPets
 '''
 
 
@@ -362,14 +352,12 @@ petstore_extra_fields = getPet, listPets
 @pytest.mark.parametrize('workers, runs', [
     pytest.param([], 1, id='one process'),
     pytest.param(['-n', '2', '--dist', 'each'], 2, id='each test on two xdist workers')])
-def test_the_summary_names_unmatched_requests_ids_a_float_rounded_and_extra_fields(
-        pytester, workers, runs):
+def test_the_summary_names_unmatched_requests_and_ids_a_float_rounded(pytester, workers, runs):
     pytester.makeini(CLIENT_BUGS_INI)
     pytester.makepyfile(test_bugs=CLIENT_BUGS.replace('@MARK\n', ''))
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', *workers)
-    result.assert_outcomes(passed=3 * runs)
+    result.assert_outcomes(passed=2 * runs)
     result.stdout.fnmatch_lines([
-        'answered with fields the document does not describe: getPet',
         f'asked for ids a 64-bit float rounded, {["once", "twice"][runs - 1]}: the client may '
         'hold ids as floating-point numbers',
         f'requests no operation answered ({runs}):',
@@ -377,9 +365,9 @@ def test_the_summary_names_unmatched_requests_ids_a_float_rounded_and_extra_fiel
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('mark, outcomes', [('', {'passed': 3, 'errors': 1}),
+@pytest.mark.parametrize('mark, outcomes', [('', {'passed': 2, 'errors': 1}),
                                             ('@pytest.mark.petstore_allows_unmatched_requests',
-                                             {'passed': 3})])
+                                             {'passed': 2})])
 def test_the_unmatched_guard_fails_a_test_whose_client_sent_a_request_nothing_answered(
         pytester, mark, outcomes):
     pytester.makeini(CLIENT_BUGS_INI + 'petstore_fail_on_unmatched_requests = true\n')
@@ -392,21 +380,7 @@ def test_the_unmatched_guard_fails_a_test_whose_client_sent_a_request_nothing_an
 
 
 @pytest.mark.slow
-def test_a_toml_true_or_list_sets_extra_fields_and_a_toml_list_of_two_ids_is_refused(pytester):
-    pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = true\n')
-    pytester.makepyfile(test_extra=f"""
-def test_it(petstore_server):
-    assert petstore_server.settings()['extra_fields']['operations'] == {
-        sorted(stub.pet_answers())}
-""")
-    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
-    pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_extra_fields = ["getPet"]\n'
-                               'filterwarnings = ["error"]\n')
-    pytester.makepyfile(test_extra="""
-def test_it(petstore_server):
-    assert petstore_server.settings()['extra_fields']['operations'] == ['getPet']
-""")
-    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+def test_a_toml_list_of_two_first_ids_is_refused(pytester):
     pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_first_id = [1, 2]\n'
                                'filterwarnings = ["error"]\n')
     result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
