@@ -105,7 +105,7 @@ __all__ = [
     'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
     'serve']
 
-__version__ = '4.0.2'
+__version__ = '5.0.0'
 
 
 # =============================================================================
