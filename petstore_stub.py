@@ -60,7 +60,6 @@ import base64
 import collections
 import contextlib
 import dataclasses
-import decimal
 import errno
 import functools
 import hashlib
@@ -513,8 +512,7 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
         number = parse_pet_id(pet_id)
         pet = store.get_json(number)
         if pet is None:
-            hint = store.not_found_hint(number)
-            raise ApiError(404, 'not_found', f'no pet has id {number}{hint}')
+            raise ApiError(404, 'not_found', f'no pet has id {number}')
         bottle.response.set_header('Deprecation', f'@{DEPRECATED_SINCE}')
         bottle.response.set_header('Sunset', SUNSET)
         bottle.response.set_header('Link',
@@ -642,11 +640,6 @@ class PetStore:
         with self._lock:
             pet = self._pets.get(pet_id)  # One dict lookup, however many pets there are.
             return None if pet is None else self.pet_json(pet_id, pet)
-
-    def not_found_hint(self, pet_id: int) -> str:
-        """More words for getPet's 404 on ``pet_id``: none here. Part 2's StubStore names a pet
-        whose id a client may have rounded to ``pet_id``."""
-        return ''
 
     def pet_json(self, pet_id: int, document: dict) -> str:
         return json.dumps({'id': pet_id, **document}, ensure_ascii=False)
@@ -1036,31 +1029,6 @@ class StubStore(PetStore):
     def close(self) -> None:
         if self._table is not None:
             self._table.close()
-
-    def not_found_hint(self, pet_id: int) -> str:
-        twin = self.rounded_from(pet_id)
-        if twin is None:
-            return ''
-        return f'; pet {twin} has an id a 64-bit float rounds to it: {FLOAT_IDS}'
-
-    def rounded_from(self, pet_id: int) -> int | None:
-        """Another pet's id that a client holding it as a 64-bit float prints as ``pet_id``."""
-        near = 2 * int(math.ulp(float(pet_id)))  # past 2**53, more than 1
-        with self._lock:
-            return next((other for other in range(pet_id - near, pet_id + near + 1)
-                         if other in self._pets and other != pet_id
-                         and pet_id in printed_as_float(other)), None)
-
-
-#: What a 404 says when the id asked for is one the stub gave, rounded through a 64-bit float.
-FLOAT_IDS = 'the client may hold ids as floating-point numbers'
-
-
-def printed_as_float(number: int) -> set[int]:
-    """``number`` as a 64-bit float prints it: whole (Python's ``int(float(n))``), or in its
-    shortest digits then zeros (JavaScript's ``String(n)``): 2**60 + 1 is 1152921504606847000."""
-    as_float = float(number)
-    return {int(as_float), int(decimal.Decimal(repr(as_float)))}
 
 
 # -- The fixture server: StubApp, and one path for every request ---------------
@@ -1590,7 +1558,7 @@ class Coverage:
 
     def count(self, operation: str | None, entry: dict) -> None:
         responses = described_responses().get(operation or '', ())  # none: a document, no route
-        status, fault, error = entry['status'], entry['fault'], entry['error']
+        status, fault = entry['status'], entry['fault']
         described = entry['unmatched'] and describe_call(  # outside the lock every request takes
             {**entry, 'body': decode_journal_body(entry['body'])})
         with self._lock:
@@ -1601,7 +1569,6 @@ class Coverage:
                     self._faults[str(fault)] += 1
             if described and len(self._unmatched) < JOURNAL_SIZE:
                 self._unmatched.append(described)
-            self._float_ids += bool(error) and FLOAT_IDS in error['message']
 
     def clear(self) -> None:
         with self._lock:
@@ -1609,12 +1576,10 @@ class Coverage:
             self._calls: collections.Counter[tuple[str | None, str]] = collections.Counter()
             self._faults: collections.Counter[str] = collections.Counter()
             self._unmatched: list[str] = []  #: each request no operation answered, described
-            self._float_ids = 0  #: ids asked as floats
 
     def report(self) -> dict:
         with self._lock:
             calls, faults, unmatched = dict(self._calls), dict(self._faults), self._unmatched[:]
-            float_ids = self._float_ids
         responses = {operation: {status: calls.get((operation, status), 0) for status in statuses}
                      for operation, statuses in described_responses().items()}
         return {
@@ -1624,7 +1589,7 @@ class Coverage:
                                                     if name == operation), 'hint': hint}
                            for operation, hint in deprecated_operations().items()
                            if any(name == operation for name, _ in calls)},
-            'unmatched': unmatched, 'float_ids': float_ids}
+            'unmatched': unmatched}
 
 
 def described_operations() -> Iterator[tuple[str, str, dict]]:
@@ -3538,7 +3503,6 @@ if 'pytest' in sys.modules:
             total['deprecated'][operation]['calls'] += called['calls']
         total['met'] = met_count(total['responses'])
         total['unmatched'] += report['unmatched']
-        total['float_ids'] += report['float_ids']
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(node: Any, error: Any) -> None:
@@ -3586,9 +3550,6 @@ if 'pytest' in sys.modules:
             for operation, called in report['deprecated'].items():
                 write(f'deprecated: {operation} called {times_phrase(called["calls"])}. '
                       f'{called["hint"]}')
-            if report['float_ids']:
-                write(f'asked for ids a 64-bit float rounded, {times_phrase(report["float_ids"])}: '
-                      f'{FLOAT_IDS}')
             if unmatched := report['unmatched']:
                 write(f'requests no operation answered ({len(unmatched)}):')
                 for line in unmatched[:CALLS_SHOWN]:

@@ -62,7 +62,6 @@ test('the coverage counts what the calls met of the description, and is cleared'
     faults: { truncate: 1 },
     deprecated: { getPet: { calls: 2, hint } },
     unmatched: [],
-    float_ids: 0,
   });
   assert.equal((await admin('DELETE', 'coverage')).status, 204);
   assert.equal((await admin('GET', 'coverage')).body.met, 0);

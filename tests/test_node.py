@@ -73,14 +73,12 @@ console.log(answer.status, JSON.parse(await answer.text()).message);
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which('node') is None, reason='fetch runs on Node')
-def test_a_node_client_that_parses_ids_as_numbers_is_told_past_2_53_why_its_pet_is_not_found():
+def test_a_node_client_that_parses_ids_as_numbers_past_2_53_asks_for_another_pet():
     with stub.serve(first_id=2 ** 53 + 1) as server:
         result = subprocess.run(['node', '--input-type=module', '-e', ROUND_TRIP, server.url,
                                  server.api_key], capture_output=True, text=True, timeout=30)
     assert (result.returncode, result.stderr) == (0, '')
-    assert result.stdout == ('404 no pet has id 9007199254740992; pet 9007199254740993 has an id '
-                             'a 64-bit float rounds to it: the client may hold ids as '
-                             'floating-point numbers\n')
+    assert result.stdout == '404 no pet has id 9007199254740992\n'  # it was given ...993
 
 
 ROOT = SUITE.parent.parent
