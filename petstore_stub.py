@@ -1259,7 +1259,8 @@ class StubApp(Controls):
                     answer = preflight(environ, exchange, self.cors)
                     if answer is None:  # the API answers: with --cors, a page anywhere may read it
                         cors = self.cors and not is_admin_call(environ)
-                        answer = self.api_answer(environ, exchange)
+                        # A refusal is returned, not raised: raised, it would take this frame along.
+                        answer = exchange.refusal or self.api_answer(environ, exchange)
                 except ApiError as error:
                     answer = error
                 except Exception as error:  # a bug: a 500 for its request, and check() raises it
@@ -1270,8 +1271,10 @@ class StubApp(Controls):
             result = self.respond(environ, exchange, answer, start_response, cors)
             try:  # what is noted of it: a failure here is kept for check(), and the answer stands
                 if body_copy is not None and not exchange.page:  # a browser visit is no call
-                    self.journal.record(environ, exchange, body_copy.whole(),
-                                        self.intended_operation(environ, exchange))
+                    operation = exchange.operation  # for a 401, sent before routing, the one it
+                    if operation is None and exchange.status == 401:  # would have reached
+                        operation = getattr(self.route_of(environ), 'name', None)
+                    self.journal.record(environ, exchange, body_copy.whole(), operation)
                 if exchange.fault == 'hang' and exchange.hold:  # journalled as hanging, it waits
                     self.gate.hold(exchange.hold, exchange)
                 if self.access_log is not None:
@@ -1284,10 +1287,7 @@ class StubApp(Controls):
         return result
 
     def api_answer(self, environ: dict, exchange: Exchange) -> Answer | ApiError | None:
-        """The server's refusal if there is one; else, after the delay, a fault's answer or the
-        API's."""
-        if exchange.refusal is not None:  # returned, not raised: it would take this frame along
-            return exchange.refusal
+        """After the delay, a fault's answer or the API's; None: closed unanswered."""
         route = self.route_of(environ) if self.faults.armed else None
         if route is not None and route.name in OPERATIONS and self.accepts_key(
                 environ.get('HTTP_AUTHORIZATION')):  # a 401 stays a 401
@@ -1350,12 +1350,6 @@ class StubApp(Controls):
         exchange.status = int(status[:3])
         start_response(status, [*headers, *CORS_HEADERS] if cors else headers)
         return [] if environ['REQUEST_METHOD'] == 'HEAD' else body
-
-    def intended_operation(self, environ: dict, exchange: Exchange) -> str | None:
-        """The operation it reached, or for a 401, sent before routing, the one it would have."""
-        if exchange.operation is None and exchange.status == 401:
-            return getattr(self.route_of(environ), 'name', None)
-        return exchange.operation
 
     def log(self, log: Callable[[str], Any], environ: dict, exchange: Exchange,
             started: float) -> None:
@@ -1545,8 +1539,7 @@ class Journal:
         with self._lock:
             self._cut_at = max(self._cut_at, cut_at)
             kept = [item for item in self._entries if cut_at and item[0] >= cut_at]
-            self._entries.clear()
-            self._entries.extend(kept)
+            self._entries = collections.deque(kept, self._entries.maxlen)
 
 
 class Coverage:
@@ -1806,19 +1799,16 @@ def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
     """A 421 for a Host neither loopback nor allowed: a page's name pointed here (DNS rebinding).
     An absolute-form target's host is checked, and Host too: stricter than RFC 9112, 3.2.2."""
-    for where in (AUTHORITY, 'HTTP_HOST') if AUTHORITY in environ else ('HTTP_HOST',):
-        host = environ.get(where, 'localhost')  # none: HTTP/1.0, no browser's
+    for where, what in ((AUTHORITY, 'request target'), ('HTTP_HOST', 'Host header')):
+        host = environ.get(where, 'localhost')  # none: no absolute form; HTTP/1.0, no browser's
         name = (host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0])
         if not ((name := name.lower()) in ('localhost', '127.0.0.1', '[::1]')
                 or name in allowed_hosts or is_loopback(name)):
-            raise ApiError(421, 'misdirected_request', f'the {WHERE[where]} names '
+            raise ApiError(421, 'misdirected_request', f'the {what} names '
                            f'{quoted(printable(host), 100)}; this stub answers '
                            'only requests sent to localhost, 127.x.x.x or [::1] (a web page can '
                            'point a name of its own at this machine). If the name is yours, start '
                            'the stub with --allow-host NAME')
-
-
-WHERE = {AUTHORITY: 'request target', 'HTTP_HOST': 'Host header'}  #: where a host is named
 
 
 def is_loopback(host: str) -> bool:
@@ -2866,8 +2856,7 @@ class Connection:
             length = dict(fields).get('Content-Length')
             keep = request.keep_alive and not self.server.stopped and (
                 length is not None or status[:3] in ('204', '304'))  # else its end is the close
-            fields += [('Server', 'petstore-stub'),
-                       ('Date', http_date(int(time.time())))]
+            fields += [('Server', 'petstore-stub'), ('Date', http_date(int(time.time())))]
             if not keep:
                 fields.append(('Connection', 'close'))
             elif request.version == '1.0':
@@ -3439,9 +3428,7 @@ def run_until_stopped(server: StubServer) -> None:
     def stop(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        # Let held requests go first: a stop waits up to 5 s for the answers under way.
-        server.gate.release()
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt  # to server.stop(), which lets held requests go
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, stop)
