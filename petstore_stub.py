@@ -1061,14 +1061,10 @@ EXCHANGE = 'petstore_stub.exchange'  #: the WSGI environ key of a request's Exch
 AUTHORITY = 'petstore_stub.authority'  #: an absolute-form target's host, which Host gives way to
 #: An answer as WSGI sends it: its status line (``'201 Created'``), its headers, its body.
 Answer = tuple[str, list[tuple[str, str]], Iterable[bytes]]
-#: A node of X-Forwarded-For (RFC 7239, section 6), perhaps with a port; or a bare IPv6 address.
-FORWARDED_NODE = re.compile(
-    r'(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<ipv4>[0-9.]+)|(?P<token>unknown|_[A-Za-z0-9._-]+))'
-    r'(?::(?:[0-9]{1,5}|_[A-Za-z0-9._-]+))?|(?P<bare>[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)')
 #: A Host header (RFC 3986): a name (``pet_store``, ``ex%41mple``; no comma, which joins a header
 #: sent twice) or an IPv6 address in brackets, perhaps with a zone; then perhaps a port, or ``:``.
 HOST_PATTERN = re.compile(
-    r"(?P<name>[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
+    r"(?:[A-Za-z0-9\-._~!$&'()*+;=%]{1,253}"
     r'|\[[0-9A-Fa-f:.]{2,45}(?:%25[A-Za-z0-9\-._~%]{1,64})?\])(?::(?P<port>[0-9]{0,5}))?')
 PREFLIGHT_HEADERS = [
     ('Access-Control-Allow-Origin', '*'),
@@ -1205,14 +1201,13 @@ class StubApp(Controls):
     """create_app()'s API as the fixture server serves it, over ``store`` (a new ``StubStore`` in
     memory by default): a WSGI app, and the test API (Controls). ``admin`` adds the ``/__admin/``
     endpoints; ``cors`` lets pages on any origin call the API; the journal keeps ``journal_size``
-    requests; ``trust_proxy`` takes the client's address from ``X-Forwarded-*``; ``access_log``
-    gets a line per request; ``allowed_hosts``, unless None, lets an app on loopback answer only a
-    loopback Host or one of these. Credentials are masked wherever a request is shown."""
+    requests; ``access_log`` gets a line per request; ``allowed_hosts``, unless None, lets an app
+    on loopback answer only a loopback Host or one of these. Credentials are masked wherever a
+    request is shown."""
 
     def __init__(self, store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                  base_path: str = BASE_PATH, *, admin: bool = False, cors: bool = False,
-                 trust_proxy: bool = False, journal_size: int = JOURNAL_SIZE,
-                 access_log: Callable[[str], Any] | None = None,
+                 journal_size: int = JOURNAL_SIZE, access_log: Callable[[str], Any] | None = None,
                  allowed_hosts: Iterable[str] | None = None) -> None:
         if isinstance(allowed_hosts, str):
             raise TypeError(f'give a list of host names; got {allowed_hosts!r}')
@@ -1225,7 +1220,7 @@ class StubApp(Controls):
             error_handler=pass_on)
         api.catchall = False  # a failure too goes on to the path, which answers it and keeps it
         self.api_keys, self.base_path = tuple(api_keys), base_path
-        self.cors, self.trust_proxy, self.access_log = cors, trust_proxy, access_log
+        self.cors, self.access_log = cors, access_log
         #: For check(): each failure in the app or its server, without frames, and its traceback.
         self.errors: collections.deque[tuple[BaseException, str]] = collections.deque(maxlen=100)
         self.gate, self.faults = ResetGate(), Faults()
@@ -1252,8 +1247,6 @@ class StubApp(Controls):
             else:
                 try:
                     body_copy = self.journal.copy_body(environ)  # None for one it passes by
-                    if self.trust_proxy:
-                        apply_forwarded(environ)
                     if self.allowed_hosts is not None:
                         check_host(environ, self.allowed_hosts)
                     answer = preflight(environ, exchange, self.cors)
@@ -1682,7 +1675,7 @@ def request_headers(environ: dict, api_keys: Sequence[str]) -> tuple[dict[str, s
         if CREDENTIAL.search(name):
             value = masked(value, api_keys, scheme=name.endswith('Authorization'))
         elif (shown := without_userinfo(value)) != value:
-            value = Masked(shown, value)  # a Host's, an Origin's, an X-Forwarded-Host's
+            value = Masked(shown, value)  # a Host's, an Origin's, a Referer's
         headers[name] = value
     return headers, False
 
@@ -1755,45 +1748,6 @@ def nesting(value: Any) -> int:
         level = [child for item in containers
                  for child in (item.values() if isinstance(item, dict) else item)]
     return depth
-
-
-def apply_forwarded(environ: dict) -> None:
-    """The client's scheme, host and address from the last ``X-Forwarded-Proto``, ``-Host``,
-    ``-Port`` and ``-For``. A malformed one is a 400 ``invalid_header``, with the Error body."""
-    scheme, host, port, client = (
-        None if value is None else value.rpartition(',')[2].strip()  # the proxy's own
-        for value in map(environ.get, ('HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST',
-                                       'HTTP_X_FORWARDED_PORT', 'HTTP_X_FORWARDED_FOR')))
-    if scheme is not None:
-        if scheme.lower() not in ('http', 'https'):
-            raise bad_forwarded('Proto', scheme, 'http or https')
-        environ['wsgi.url_scheme'] = scheme.lower()
-    if host is not None or port is not None:
-        match = HOST_PATTERN.fullmatch(environ.get('HTTP_HOST', '') if host is None else host)
-        number = match and parse_whole_number(port if port is not None else match['port'] or '80')
-        if match and port is not None and not 0 < (number or 0) <= 65535:
-            raise bad_forwarded('Port', port, 'a port number')
-        if match is None or not 0 < (number or 0) <= 65535:  # or a port past 65535 in the host
-            raise bad_forwarded('Host', host or '', 'a host name, with a port if any')
-        default = 443 if environ['wsgi.url_scheme'] == 'https' else 80
-        port_shown = (port or match['port']) and number != default  # ``host:`` has no port
-        environ['HTTP_HOST'] = match['name'] + (f':{number}' if port_shown else '')
-    if client is not None:
-        match = FORWARDED_NODE.fullmatch(client)
-        try:
-            if match is None:
-                raise ValueError(client)
-            environ['REMOTE_ADDR'] = match['token'] or str(  # the address, its port left out
-                ipaddress.IPv4Address(match['ipv4']) if match['ipv4']
-                else ipaddress.IPv6Address(match['ipv6'] or match['bare']))
-        except ValueError:
-            raise bad_forwarded('For', client, 'an IP address (IPv6 in brackets before a port), '
-                                'unknown or an _obfuscated name, with a port if any') from None
-
-
-def bad_forwarded(name: str, value: str, wanted: str) -> ApiError:
-    return ApiError(400, 'invalid_header',
-                    f'X-Forwarded-{name} must be {wanted}; got {quoted(printable(value), 60)}')
 
 
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
@@ -2587,8 +2541,8 @@ class Request:
 
 def split_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
     """A head's method, target, version and headers, however malformed: headers by environ key
-    (HTTP_X_TOKEN), one sent twice joined, one named with '_' left out (else X_Forwarded_For
-    would pass as X-Forwarded-For)."""
+    (HTTP_X_TOKEN), one sent twice joined, one named with '_' left out (else Content_Length
+    would pass as Content-Length, and a proxy in front would see the request end elsewhere)."""
     line, *fields = re.split(r'\r?\n', head.decode('latin-1').lstrip('\r\n'))
     headers: dict[str, str] = {}
     for name, _, value in (field.partition(':') for field in fields if field):
@@ -3146,8 +3100,6 @@ def build_parser() -> argparse.ArgumentParser:
         f'(default: 1; {2 ** 53 + 1} is past what a 64-bit float holds exactly)')
     add('--staging', action='store_true', help=f'serve under {STAGING_BASE_PATH}')
     add('--cors', action='store_true', help='let pages on any origin call the API')
-    add('--trust-proxy', action='store_true', help='take the client\'s scheme, host, port and '
-        'address from X-Forwarded-* headers (only behind a proxy you run)')
     add('--allow-host', action='append', default=[], metavar='NAME', dest='allowed_hosts',
         help='on loopback, answer a Host of NAME too (else a 421); repeatable')
     add('--admin', action='store_true', help=f'add the {ADMIN_PREFIX} endpoints, for test suites')
@@ -3245,9 +3197,9 @@ def main(argv: Sequence[str] | None = None, server_class: type[StubServer] = Stu
             raise ValueError(f'--host {args.host!r}: {reason}') from None
         for name in args.allowed_hosts:
             parse_allowed_host(name)  # a ValueError, in words, before anything is opened
-        if args.allowed_hosts and (args.trust_proxy or not is_loopback(args.host)):
-            raise ValueError('--allow-host goes with a loopback --host and no --trust-proxy; '
-                             'otherwise any Host is answered')
+        if args.allowed_hosts and not is_loopback(args.host):
+            raise ValueError('--allow-host goes with a loopback --host; otherwise any Host is '
+                             'answered')
         database = os.path.realpath(args.db)  # its log is beside the file itself
         written = {'--ready-file': args.ready_file, '--tls-ca-file': args.tls_ca_file}
         kept = [Path(database + suffix) for suffix in ('', '.log') if args.db != MEMORY_DB]
@@ -3302,11 +3254,10 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         elif fixtures is not None:  # a disk that would not take them: an ApiError
             loaded = f', {len(store.add_many(fixtures, into_empty=True))} loaded from fixtures'
         app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
-                          admin=args.admin, cors=args.cors, trust_proxy=args.trust_proxy,
+                          admin=args.admin, cors=args.cors,
                           journal_size=JOURNAL_SIZE if args.admin else 0,
                           access_log=None if args.quiet else console.log,
-                          allowed_hosts=(None if args.trust_proxy or not is_loopback(args.host)
-                                         else args.allowed_hosts))
+                          allowed_hosts=args.allowed_hosts if is_loopback(args.host) else None)
         raise_open_files_limit(CONNECTION_LIMIT + 64)
         server = server_class(app, args.host, args.port, tls=tls, ca_file=args.tls_ca_file,
                               send_timeout=args.send_timeout)

@@ -221,24 +221,17 @@ def test_on_loopback_only_loopback_names_are_answered_unless_allowed():
         frozenset(), frozenset({'pets.local', 'pet_store', '[::1]'})]
 
 
-def test_behind_a_proxy_any_host_is_answered():
-    assert main(['--port', '0', '--db', ':memory:', '--trust-proxy']) == 0
-    assert SERVED[0].app.allowed_hosts is None
-
-
-@pytest.mark.parametrize('host, trust_proxy, checked', [
-    pytest.param('127.0.0.1', False, True, id='127.0.0.1'),
-    pytest.param('127.0.0.2', False, True, id='another address of 127/8'),
-    pytest.param('localhost', False, True, id='localhost'),
-    pytest.param('::1', False, True, id='::1'),
-    pytest.param('127.0.0.1', True, False, id='loopback behind a proxy'),
-    pytest.param('0.0.0.0', False, False, id='every interface'),
-    pytest.param('::', False, False, id='every IPv6 interface'),
-    pytest.param('192.168.1.5', False, False, id='a LAN address'),
+@pytest.mark.parametrize('host, checked', [
+    pytest.param('127.0.0.1', True, id='127.0.0.1'),
+    pytest.param('127.0.0.2', True, id='another address of 127/8'),
+    pytest.param('localhost', True, id='localhost'),
+    pytest.param('::1', True, id='::1'),
+    pytest.param('0.0.0.0', False, id='every interface'),
+    pytest.param('::', False, id='every IPv6 interface'),
+    pytest.param('192.168.1.5', False, id='a LAN address'),
 ])
-def test_the_host_check_is_on_only_on_loopback_without_a_proxy(host, trust_proxy, checked):
-    proxy = ['--trust-proxy'] if trust_proxy else []
-    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:', *proxy],
+def test_the_host_check_is_on_only_on_loopback(host, checked):
+    assert stub.main(['--host', host, '--port', '0', '--db', ':memory:'],
                      server_class=NotBound) == 0  # not all are ours
     apps = [server.app for server in SERVED]
     assert (apps[0].allowed_hosts is not None) is checked
@@ -266,9 +259,6 @@ def test_the_cors_flag_lets_any_origin_read_the_api():
     pytest.param(['--allow-host', '*'], 'an allowed host is a host name', id='a wildcard'),
     pytest.param(['--allow-host', 'http://pets.local'], 'an allowed host is a host name',
                  id='a URL'),
-    pytest.param(['--allow-host', 'pets.local', '--trust-proxy'],
-                 '--allow-host goes with a loopback --host and no --trust-proxy',
-                 id='behind a proxy'),
     pytest.param(['--allow-host', 'pets.local', '--host', '0.0.0.0'],
                  '--allow-host goes with a loopback --host', id='on every interface'),
 ])
@@ -802,17 +792,19 @@ def test_the_package_takes_its_version_from_the_module():
                  id='a foreign name, with --admin and --cors'),
     pytest.param([], 'localhost:{port}', 200, id='localhost'),
     pytest.param(['--allow-host', 'pets.local'], 'pets.local:{port}', 200, id='--allow-host'),
-    pytest.param(['--trust-proxy'], 'evil.example:{port}', 200,
-                 id='behind a proxy, any name'),
+    pytest.param(['--host', '0.0.0.0', '--api-key', 'network-key'], 'evil.example:{port}', 200,
+                 id='on every interface, any name'),
 ])
-def test_the_command_line_checks_the_host_on_loopback(flags, host, status):
+def test_the_command_line_checks_the_host_on_loopback_only(flags, host, status):
     process = StubProcess('--db', ':memory:', '--fixtures', '--quiet', *flags)
     port = int(process.url.split(':')[2].split('/')[0])
-    created = send(port, 'POST', '/v1/pets', host, {'name': 'Evil', 'categoryId': 1})[0]
+    key = flags[flags.index('--api-key') + 1] if '--api-key' in flags else stub.DEMO_API_KEY
+    auth = {'Authorization': f'Bearer {key}'}
+    created = send(port, 'POST', '/v1/pets', host, {'name': 'Evil', 'categoryId': 1}, auth)[0]
     assert created == (201 if status == 200 else 421)
     if '--admin' in flags:
         assert send(port, 'POST', '/__admin/reset', host)[0] == 421
-    pets = json.loads(send(port, 'GET', '/v1/pets?limit=100')[2])
+    pets = json.loads(send(port, 'GET', '/v1/pets?limit=100', headers=auth)[2])
     assert len(pets) == (14 if status == 200 else 13)  # the demo animals are all still there
     assert process.stop(signal.SIGTERM) == 0
 

@@ -481,14 +481,14 @@ def test_a_long_part_with_no_at_sign_is_masked_in_one_pass(where) -> None:
     """The userinfo mask tries each part of a URL from its start alone: a 250 KB part without an
     @ costs one pass, where trying it from each character took minutes."""
     part = 'a' * 250_000
-    app = stub.create_stub(admin=True, trust_proxy=True)
+    app = stub.create_stub(admin=True)
     with stub.StubServer(app) as server:
         if where == 'path':
             status = send(server.port, 'GET', '/v1/' + part)[0]
         else:
-            status = send(server.port, 'GET', '/v1/pets', headers={'X-Forwarded-Host': part})[0]
+            status = send(server.port, 'GET', '/v1/pets', headers={'Referer': part})[0]
         (entry,) = server.requests
-    assert status in (400, 404) and entry['truncated']
+    assert status == (404 if where == 'path' else 200) and entry['truncated']
 
 
 @pytest.mark.parametrize('target', [

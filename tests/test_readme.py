@@ -187,7 +187,7 @@ def test_the_procfile_line_starts_the_stub_with_flags_it_has():
     assert (process, program) == ('web', 'petstore-stub')
     assert 'petstore-stub = "petstore_stub:main"' in (ROOT / 'pyproject.toml').read_text()
     settings = stub.build_parser().parse_args(arguments)
-    assert (settings.host, settings.fixtures, settings.trust_proxy) == ('0.0.0.0', '', True)
+    assert (settings.host, settings.fixtures) == ('0.0.0.0', '')
     help_text = stub.build_parser().format_help()
     assert all(argument in help_text for argument in arguments if argument.startswith('--'))
 
