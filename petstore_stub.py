@@ -1936,7 +1936,7 @@ def parse_fault(document: Mapping[str, Any], nothing: str = 'null') -> dict:
     kinds = f'an HTTP error status (400..599) or one of {", ".join(FAULT_KINDS)}'
     if kind is None:
         raise bad_body(f'fault is required: {kinds}')
-    if not is_fault(kind):
+    if not (kind in FAULT_KINDS or type(kind) is int and 400 <= kind <= 599):
         raise bad_body(f'fault must be {kinds}; got {as_given(kind, nothing)}')
     for name, least in (('times', 1), ('after', 0)):
         if not (is_whole(fault[name], least) and fault[name] <= FAULT_COUNT_MAX):
@@ -1976,10 +1976,6 @@ def is_whole(value: Any, least: int = 0) -> bool:
 
 def is_delay(value: Any) -> bool:
     return type(value) in (int, float) and 0 <= value <= FAULT_SECONDS_MAX
-
-
-def is_fault(value: Any) -> bool:
-    return value in FAULT_KINDS or type(value) is int and 400 <= value <= 599
 
 
 # -- The documents, the admin endpoints, the fixtures --------------------------
