@@ -252,7 +252,7 @@ def test_adding_a_pet(petstore_server):
 @pytest.mark.slow
 def test_pytest_prints_the_assertion_message_with_no_traceback_into_the_stub(pytester):
     pytester.makepyfile(test_client=FAILING_ASSERTION)
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(failed=1)
     output = result.stdout.str()
     assert re.search(r"E +AssertionError: createPet was not called with json=\{'name': 'Rex', ",
@@ -265,7 +265,7 @@ def test_pytest_prints_the_assertion_message_with_no_traceback_into_the_stub(pyt
 def test_the_guard_fails_a_test_whose_client_swallowed_a_400(pytester):
     pytester.makeini('[pytest]\npetstore_fail_on_bad_requests = true\n')
     pytester.makepyfile(test_client=SWALLOWING_CLIENT.replace('@MARK\n', ''))
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=1, errors=1)
     output = result.stdout.str()
     assert ('the code under test sent 1 request(s) the stub refused as malformed:' in output)
@@ -279,10 +279,10 @@ def test_the_guard_passes_the_same_test_once_it_is_marked_and_is_off_by_default(
     pytester.makeini('[pytest]\npetstore_fail_on_bad_requests = true\n')
     pytester.makepyfile(test_client=SWALLOWING_CLIENT.replace(
         '@MARK', '@pytest.mark.petstore_allows_bad_requests'))
-    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
     pytester.makeini('[pytest]\n')
     pytester.makepyfile(test_client=SWALLOWING_CLIENT.replace('@MARK\n', ''))
-    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
 
 
 @pytest.mark.parametrize('status, operation, refused', [

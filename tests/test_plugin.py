@@ -78,14 +78,14 @@ def test_the_overridden_key_is_used(petstore_server, petstore_app):
 @pytest.mark.slow
 def test_another_projects_tests_pass_with_no_conftest(pytester):
     pytester.makepyfile(test_client=ANOTHER_PROJECTS_TESTS)
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=8)
 
 
 @pytest.mark.slow
 def test_another_projects_tests_pass_under_xdist_sharing_nothing_on_disk(pytester):
     pytester.makepyfile(test_client=ANOTHER_PROJECTS_TESTS)
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', '-n', '2')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', '-n', '2')
     result.assert_outcomes(passed=8)
     assert list(pytester.path.rglob('*.json')) == []
 
@@ -94,7 +94,7 @@ def test_another_projects_tests_pass_under_xdist_sharing_nothing_on_disk(pyteste
 def test_a_conftest_can_override_the_key(pytester):
     pytester.makeconftest(OVERRIDDEN_KEY.split('def test_')[0])
     pytester.makepyfile(test_key='def test_' + OVERRIDDEN_KEY.split('def test_')[1])
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=1)
 
 
@@ -112,7 +112,7 @@ def test_a_bug_in_the_stub(petstore_server, monkeypatch):
     except urllib.error.HTTPError as error:
         error.close()
 ''')
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(['*ServerError: the stub server failed: ZeroDivisionError*'])
 
@@ -129,8 +129,8 @@ def test_it(petstore_server):
 
 @pytest.mark.slow
 def test_a_fault_the_test_never_uses_fails_it_at_teardown(pytester):
-    pytester.makepyfile(test_faults=UNUSED_FAULT)
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    pytester.makepyfile(test_unused_faults=UNUSED_FAULT)
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([
         '*in this test, 1 queued fault was not used up:',
@@ -147,10 +147,10 @@ def test_a_fault_the_test_never_uses_fails_it_at_teardown(pytester):
     pytest.param(UNUSED_FAULT, '[pytest]\npetstore_fail_on_unused_faults = false\n', id='ini'),
 ])
 def test_a_fault_the_test_never_uses_passes_when_allowed(pytester, source, ini):
-    pytester.makepyfile(test_faults=source)
+    pytester.makepyfile(test_unused_faults=source)
     if ini:
         pytester.makeini(ini)
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=1)
 
 
@@ -169,7 +169,7 @@ def test_in_process(petstore_app):
 def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytester):
     pytester.makeini(f'[pytest]\npetstore_first_id = {2 ** 53 + 1}\n')
     pytester.makepyfile(test_ids=FIRST_ID_TESTS)
-    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=2)
 
 
 @pytest.mark.slow
@@ -184,7 +184,7 @@ def test_the_ini_option_petstore_first_id_gives_both_fixtures_ids_from_it(pytest
 def test_an_ini_option_out_of_range_stops_the_run_before_any_test(pytester, ini, message):
     pytester.makeini(f'[pytest]\n{ini}\n')
     pytester.makepyfile(test_ids=FIRST_ID_TESTS)
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.lines == [f'ERROR: {message}', '']
 
@@ -201,7 +201,7 @@ def test_serving_never_imports_pytest():
 def test_petstore_app_without_webtest_names_the_install_command(pytester):
     pytester.makeconftest('import sys\nsys.modules["webtest"] = None  # as if not installed\n')
     pytester.makepyfile(test_app='def test_it(petstore_app):\n    pass\n')
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(  # [[] is a literal [ to fnmatch
         ["*the petstore_app fixture needs WebTest: pip install 'petstore-stub[[]pytest]'*"])
@@ -249,7 +249,7 @@ def test_a_503(petstore_server):
 def test_the_summary_says_what_the_tests_never_met_summed_over_the_workers(pytester, workers,
                                                                           runs):
     pytester.makepyfile(test_three=THREE_TESTS)
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', *workers)
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', *workers)
     result.assert_outcomes(passed=3 * runs)
     expected = [
         '*petstore-stub: what the tests met of the API*',
@@ -266,7 +266,7 @@ def test_the_coverage_summary_docs_testing_shows_is_what_its_three_tests_print(p
     """The example counts the shipped API's responses: an operation added (as each exercise
     adds one) changes what the summary says, and this test names docs/testing.md to update."""
     pytester.makepyfile(test_three=THREE_TESTS)
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=3)
     (shown,) = [block for block in page_fences('testing.md', 'text') if 'never met' in block]
     title, *lines = shown.splitlines()
@@ -279,7 +279,7 @@ def test_the_coverage_summary_docs_testing_shows_is_what_its_three_tests_print(p
 def test_petstore_coverage_fail_under_fails_a_session_that_met_less(pytester, least, outcome):
     pytester.makepyfile(test_three=THREE_TESTS)
     pytester.makeini(f'[pytest]\npetstore_coverage_fail_under = {least}\n')
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=3)
     assert result.ret == outcome
     failed = (f'FAILED: {MET_SHARE:.0f}% of the documented responses met, under '
@@ -292,11 +292,11 @@ def test_the_coverage_summary_can_be_turned_off_and_a_failure_under_the_share_st
         pytester):
     pytester.makepyfile(test_three=THREE_TESTS)
     pytester.makeini('[pytest]\npetstore_coverage = false\n')
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(passed=3)
     assert 'what the tests met of the API' not in result.stdout.str() and result.ret == 0
     pytester.makeini('[pytest]\npetstore_coverage = false\npetstore_coverage_fail_under = 50%\n')
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     assert result.ret == 1
     assert (f'FAILED: {MET_SHARE:.0f}% of the documented responses met, under '
             'petstore_coverage_fail_under = 50') in result.stdout.str()
@@ -308,7 +308,7 @@ def test_the_coverage_summary_can_be_turned_off_and_a_failure_under_the_share_st
 def test_a_fail_under_that_is_no_percent_stops_the_run_before_it_starts(pytester, least):
     pytester.makepyfile(test_three=THREE_TESTS)
     pytester.makeini(f'[pytest]\npetstore_coverage_fail_under = {least}\n')
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert f"petstore_coverage_fail_under: give a percent from 0 to 100; got '{least}'" in (
         result.stderr.str())
@@ -353,7 +353,7 @@ CLIENT_BUGS_INI = '[pytest]\n'
 def test_the_summary_names_the_requests_no_operation_answered(pytester, workers, runs):
     pytester.makeini(CLIENT_BUGS_INI)
     pytester.makepyfile(test_bugs=CLIENT_BUGS.replace('@MARK\n', ''))
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider', *workers)
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider', *workers)
     result.assert_outcomes(passed=2 * runs)
     result.stdout.fnmatch_lines([f'requests no operation answered ({runs}):',
                                  '  GET /v1/pest -> 404 not_found'])
@@ -368,7 +368,7 @@ def test_the_unmatched_guard_fails_a_test_whose_client_sent_a_request_nothing_an
         pytester, mark, outcomes):
     pytester.makeini(CLIENT_BUGS_INI + 'petstore_fail_on_unmatched_requests = true\n')
     pytester.makepyfile(test_bugs=CLIENT_BUGS.replace('@MARK', mark))
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     result.assert_outcomes(**outcomes)
     guarded = ('the code under test sent 1 request(s) that no operation answered:\n'
                '  GET /v1/pest -> 404 not_found: ')
@@ -379,7 +379,7 @@ def test_the_unmatched_guard_fails_a_test_whose_client_sent_a_request_nothing_an
 def test_a_toml_list_of_two_first_ids_is_refused(pytester):
     pytester.makepyprojecttoml('[tool.pytest.ini_options]\npetstore_first_id = [1, 2]\n'
                                'filterwarnings = ["error"]\n')
-    result = pytester.runpytest_subprocess('-p', 'no:cacheprovider')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert result.stderr.lines[-2] == ('ERROR: petstore_first_id: a first id is a whole number '
                                        "from 1 to 9223372036854775807; got '1 2'")

@@ -636,7 +636,7 @@ def test_the_ini_option_serves_the_session_stub_over_https(pytester):
                 petstore_server.ca_file), headers=petstore_server.headers, timeout=5)
             assert response.status_code == 200
     """)
-    pytester.runpytest_subprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
+    pytester.runpytest_inprocess('-p', 'no:cacheprovider').assert_outcomes(passed=1)
 
 
 def test_on_every_address_the_certificate_names_this_machine_and_the_address_it_reaches_from():
