@@ -181,6 +181,7 @@ def test_requests_pipelined_behind_a_closing_fault_are_not_served(server, fault,
     assert len(server.app.store) == 13
 
 
+@pytest.mark.slow  # a drip over its seconds, by design
 @pytest.mark.parametrize('client', CLIENTS)
 def test_slow_drips_the_real_body_over_its_seconds(server, client):
     server.fail_next('slow', seconds=5)

@@ -263,6 +263,7 @@ def test_fixtures_go_into_an_empty_store_only_so_a_second_load_duplicates_nothin
 
 # -- delay -----------------------------------------------------------------------
 
+@pytest.mark.slow  # a delay waited out, by design
 def test_delay_slows_each_response_so_a_client_times_out():
     with stub.serve() as server:
         server.delay = 0.2

@@ -102,6 +102,7 @@ def test_the_journal_keeps_the_last_1000_requests():
     assert entries[-1]['query'] == 'limit=5'
 
 
+@pytest.mark.slow  # a load of 100 bodies under tracemalloc
 def test_a_full_journal_of_bodies_of_many_small_values_stays_within_its_bound():
     client = make_client(stub.create_stub(journal_size=100))
     many_objects = b'[' + b','.join([b'{}'] * 1365) + b']'  # 4 KiB

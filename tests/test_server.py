@@ -535,6 +535,7 @@ def test_a_body_past_the_spool_size_reaches_the_app_whole_from_a_file():
     assert (status, pet['name']) == (201, name)
 
 
+@pytest.mark.slow  # the idle timeout waited out, by design
 def test_a_silent_connection_and_an_unfinished_head_are_closed_at_the_idle_timeout():
     app = stub.create_stub()
     with stub.StubServer(app, idle_timeout=0.3) as server:

@@ -238,6 +238,7 @@ def test_an_answer_ends_with_close_notify_a_drop_without_and_a_reset_is_a_tcp_re
     assert received.startswith(b'HTTP/1.1 200 OK\r\n') if fault is None else received == b''
 
 
+@pytest.mark.slow  # a drip over its seconds, by design
 def test_slow_drips_the_whole_body_over_its_seconds_over_https(server):
     def listed() -> bytes:
         with httpx.stream('GET', server.url + '/pets', headers=server.headers, timeout=5,
@@ -410,6 +411,7 @@ def test_a_client_that_stops_reading_is_closed_after_the_send_timeout_over_https
             wait_until(lambda: not server.connections)  # closed: it took nothing
 
 
+@pytest.mark.slow  # the idle timeout waited out, by design
 def test_a_handshake_never_finished_is_closed_at_the_idle_timeout():
     hello = client_hello(ssl.create_default_context())
     with stub.StubServer(stub.create_stub(), tls=stub.Tls(), idle_timeout=0.3) as server:
