@@ -3261,8 +3261,9 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
             server.bind()
         except (OSError, ValueError) as error:
             reason = getattr(error, 'strerror', None) or error
-            if getattr(error, 'errno', None) == errno.EADDRINUSE:
-                reason = f'{reason}; choose another --port, or --port 0 for any free one'
+            if getattr(error, 'errno', None) == errno.EADDRINUSE:  # strerror names the address
+                reason = (f'{os.strerror(errno.EADDRINUSE)}; choose another port (--port or '
+                          '$PORT), or 0 for any free one')
             elif filename := getattr(error, 'filename', None):  # the CA's file
                 raise CannotServe(f'cannot write {filename}: {reason}') from None
             raise CannotServe(f'cannot listen on {args.host}:{args.port}: {reason}') from None
@@ -3561,8 +3562,9 @@ if 'pytest' in sys.modules:
 
     @pytest.fixture
     def petstore_app(petstore_api_key: str, petstore_staging: bool, petstore_fixtures: Any,
-                     pytestconfig: pytest.Config) -> Any:
-        """A webtest.TestApp over a fresh in-process app, the Authorization header preset."""
+                     pytestconfig: pytest.Config) -> Iterator[Any]:
+        """A webtest.TestApp over a fresh in-process app, the Authorization header preset; what
+        its calls met counts in the session's coverage, as petstore_server's do."""
         try:
             import webtest
         except ModuleNotFoundError:
@@ -3575,7 +3577,8 @@ if 'pytest' in sys.modules:
             app.load_fixtures(petstore_fixtures)
         client = webtest.TestApp(app)
         client.authorization = ('Bearer', petstore_api_key)
-        return client
+        yield client
+        add_coverage(pytestconfig, app.coverage())
 
 
 if __name__ == '__main__':

@@ -262,6 +262,23 @@ def test_the_summary_says_what_the_tests_never_met_summed_over_the_workers(pytes
 
 
 @pytest.mark.slow
+def test_the_summary_counts_what_the_in_process_app_met(pytester):
+    pytester.makepyfile(test_both='''
+def test_a_list_in_process(petstore_app):
+    petstore_app.get('/v1/pets', status=200)
+
+
+def test_a_get_in_process(petstore_app):
+    petstore_app.get('/v1/pets/1', status=404)
+''')
+    result = pytester.runpytest_inprocess('-p', 'no:cacheprovider')
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([f'documented responses met: 2 of {DOCUMENTED_RESPONSES} *',
+                                 'deprecated: getPet called once.*'])
+    assert 'never met: getPet 200, 400, 401, 500' in result.stdout.str()  # its 404 met
+
+
+@pytest.mark.slow
 def test_the_coverage_summary_docs_testing_shows_is_what_its_three_tests_print(pytester):
     """The example counts the shipped API's responses: an operation added (as each exercise
     adds one) changes what the summary says, and this test names docs/testing.md to update."""
