@@ -1,5 +1,6 @@
 """The pytest plugin, as another project meets it: installed, no conftest, also under xdist."""
 
+import re
 import subprocess
 import sys
 
@@ -288,7 +289,13 @@ def test_the_coverage_summary_docs_testing_shows_is_what_its_three_tests_print(p
     (shown,) = [block for block in page_fences('testing.md', 'text') if 'never met' in block]
     title, *lines = shown.splitlines()
     result.stdout.fnmatch_lines([f'*{title.strip("= ")}*'])
-    result.stdout.fnmatch_lines(lines, consecutive=True)  # a blank line may follow the title
+    printed = result.stdout.lines
+    named = {line.split()[2] for line in lines if 'never met:' in line}
+    if added := set(DOCUMENTED) - named:  # a solved exercise's operation: its line, its count
+        lines = [re.sub(r'met: 2 of .*', 'met: 2 of *', line) for line in lines]
+        printed = [line for line in printed
+                   if not ('never met:' in line and line.split()[2] in added)]
+    pytest.LineMatcher(printed).fnmatch_lines(lines, consecutive=True)
 
 
 @pytest.mark.slow
