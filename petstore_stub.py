@@ -652,15 +652,6 @@ class PetStore:
         """Remove every pet; ids start again at the first id."""
         self.change(lambda tables: Change('write', PETS_TABLE, {}))
 
-    def close(self) -> None:
-        """Release what the store holds (nothing, in memory)."""
-
-    def __enter__(self) -> PetStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
 
 def pets_phrase(count: int) -> str:
     return f'{count} pet' if count == 1 else f'{count} pets'
@@ -1027,8 +1018,15 @@ class StubStore(PetStore):
         return rendered[1]
 
     def close(self) -> None:
+        """Fold the log into the file and release it; a store in memory holds nothing."""
         if self._table is not None:
             self._table.close()
+
+    def __enter__(self) -> StubStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 # -- The fixture server: StubApp, and one path for every request ---------------

@@ -381,8 +381,8 @@ PAST_2_53 = 2 ** 53 + 1
 
 @pytest.mark.parametrize('first_id', [1, PAST_2_53, stub.INT64_MAX])
 def test_ids_start_at_the_first_id_and_a_reset_goes_back_to_it(tmp_path, first_id):
-    for store in (stub.PetStore(first_id), StubStore(tmp_path / 'pets.json', first_id=first_id)):
-        with store:
+    with StubStore(tmp_path / 'pets.json', first_id=first_id) as durable:
+        for store in (stub.PetStore(first_id), durable):
             assert store.add(REX)['id'] == first_id
             store.reset()
             assert store.add(MYSTERY)['id'] == first_id
