@@ -1751,11 +1751,12 @@ def nesting(value: Any) -> int:
 def check_host(environ: dict, allowed_hosts: frozenset[str]) -> None:
     """A 421 for a Host neither loopback nor allowed: a page's name pointed here (DNS rebinding).
     An absolute-form target's host is checked, and Host too: stricter than RFC 9112, 3.2.2."""
-    for where, what in ((AUTHORITY, 'request target'), ('HTTP_HOST', 'Host header')):
-        host = environ.get(where, 'localhost')  # none: no absolute form; HTTP/1.0, no browser's
+    for where in (AUTHORITY, 'HTTP_HOST') if AUTHORITY in environ else ('HTTP_HOST',):
+        host = environ.get(where, 'localhost')  # none: HTTP/1.0, no browser's
         name = (host[:host.find(']') + 1] if host.startswith('[') else host.partition(':')[0])
         if not ((name := name.lower()) in ('localhost', '127.0.0.1', '[::1]')
                 or name in allowed_hosts or is_loopback(name)):
+            what = 'request target' if where == AUTHORITY else 'Host header'
             raise ApiError(421, 'misdirected_request', f'the {what} names '
                            f'{quoted(printable(host), 100)}; this stub answers '
                            'only requests sent to localhost, 127.x.x.x or [::1] (a web page can '
