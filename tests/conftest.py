@@ -1,9 +1,9 @@
 from __future__ import annotations
 
+import compileall
 import http.client
 import json
 import os
-import py_compile
 import resource
 import socket
 import subprocess
@@ -58,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """The suite starts over a hundred processes that import the module. Where Python writes no
     bytecode (PYTHONDONTWRITEBYTECODE), each would compile it again: compile it once, here."""
     if sys.dont_write_bytecode and not hasattr(config, 'workerinput'):
-        py_compile.compile(stub.__file__, doraise=True)
+        compileall.compile_file(stub.__file__, quiet=2)  # unless its bytecode is current
 
 
 @pytest.hookimpl(wrapper=True)
