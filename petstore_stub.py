@@ -359,7 +359,7 @@ def parse_json_object(body: bytes, what: str = 'a NewPet JSON object') -> dict:
     if not body.strip():
         raise bad_body(f'the request body is empty; send {what}')
     try:
-        value = loads_strict(body.decode('utf-8'), object_pairs_hook=reject_duplicate_keys)
+        value = loads_strict(body.decode('utf-8'))
     except UnicodeDecodeError:
         raise bad_body('the request body is not UTF-8') from None
     except ValueError as error:
@@ -371,23 +371,21 @@ def parse_json_object(body: bytes, what: str = 'a NewPet JSON object') -> dict:
     return value
 
 
-def loads_strict(text: str, **options: Any) -> Any:
-    """``json.loads``, refusing NaN, Infinity and a number too large for a double (1e999, which
-    Python reads as infinity, or its 1000 digits); nesting too deep to parse is a ValueError too."""
+def loads_strict(text: str) -> Any:
+    """``json.loads``, but a key that comes twice, NaN, Infinity, a number too large for a double
+    (1e999, which Python reads as infinity) and nesting too deep are each a ValueError."""
     try:
-        return json.loads(text, parse_constant=reject_constant, parse_float=finite,
-                          parse_int=finite, **options)
+        return json.loads(text, object_pairs_hook=reject_duplicate_keys,
+                          parse_constant=finite, parse_float=finite, parse_int=finite)
     except RecursionError:
         raise ValueError('it is nested too deeply') from None
 
 
-def reject_constant(name: str) -> None:
-    raise ValueError(f'{name} is not a JSON value')
-
-
 def finite(text: str) -> int | float:
-    """A JSON number, refused if a 64-bit double cannot hold it. A client may read every number
-    as a double, so a 1 and 400 zeros is refused as 1e400 is. Digits alone are an int."""
+    """A JSON number (digits alone are an int), refused if a 64-bit double cannot hold it, as a
+    client may read every number as one. NaN and Infinity, which JSON lacks, are refused too."""
+    if text in ('NaN', 'Infinity', '-Infinity'):
+        raise ValueError(f'{text} is not a JSON value')
     number = float(text)
     if math.isinf(number):
         raise ValueError(f'{text[:40]} is too large for a number (a 64-bit double)')
@@ -696,7 +694,7 @@ class LockedJSONStorage(Storage):
             text = self.path.read_bytes().decode('utf-8')
             if not text.strip():
                 return None
-            tables = loads_strict(text, object_pairs_hook=reject_duplicate_keys)
+            tables = loads_strict(text)
         except (OSError, ValueError) as error:
             raise DatabaseError(f'{self.name}: not a readable JSON file ({error})') from None
         if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
@@ -823,8 +821,7 @@ def replay_log(path: Path, tables: Tables) -> Tables:
         raise DatabaseError(f'{path}: cannot read the log ({error.strerror})') from None
     for number, line in enumerate(lines, start=1):
         try:
-            for change in logged_changes(loads_strict(line.decode('utf-8'),
-                                                      object_pairs_hook=reject_duplicate_keys)):
+            for change in logged_changes(loads_strict(line.decode('utf-8'))):
                 tables.apply(change)
         except (ValueError, TypeError, AttributeError) as error:
             raise DatabaseError(f'{path}: line {number} is not a logged change ({error})') from None
@@ -1720,7 +1717,7 @@ def decode_journal_body(body: bytes) -> Any:
         return None
     text = body[:JOURNAL_BODY_BYTES].decode('utf-8', 'replace')
     with contextlib.suppress(ValueError):  # UnicodeEncodeError among them
-        value = loads_strict(text, object_pairs_hook=reject_duplicate_keys)  # as the API reads it
+        value = loads_strict(text)  # as the API reads it
         # Not all that parses goes back out: a lone surrogate, ``1e400``, nesting too deep to wrap.
         if len(body) <= JOURNAL_BODY_BYTES and nesting(value) <= 100:
             json.dumps(value, allow_nan=False, ensure_ascii=False).encode('utf-8')
@@ -2167,8 +2164,7 @@ def parse_call_filter(document: Mapping[str, Any], times: bool = False) -> dict:
 def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
     path = Path(path) if path and path is not True else data_path('pets.json')
     try:
-        documents = loads_strict(path.read_text(encoding='utf-8'),
-                                 object_pairs_hook=reject_duplicate_keys)
+        documents = loads_strict(path.read_text(encoding='utf-8'))
     except (OSError, ValueError) as error:
         raise DatabaseError(f'{path}: cannot read the fixtures ({error})') from None
     if not isinstance(documents, list):
