@@ -549,17 +549,11 @@ class Change(NamedTuple):
 
 class Tables:
     """Documents by id in named tables, and each table's last id: the largest id it has held since
-    a 'write' last emptied it (a reset does). New ids go after it, so no id is given twice, not
-    even once its document is removed."""
+    a 'write' (a reset) last emptied it. New ids go after it, so none is given twice."""
 
-    def __init__(self, tables: Mapping[str, dict] | None = None,
-                 last_ids: Mapping[str, int] | None = None) -> None:
-        tables, last_ids = tables or {}, last_ids or {}
-        self.tables: dict[str, dict] = {PETS_TABLE: {}}
-        for name, table in tables.items():
-            self.tables[name] = dict(table)
-        self.last_ids = {name: max(last_ids.get(name, 0), max(table, default=0))
-                         for name, table in self.tables.items()}
+    def __init__(self, tables: dict[str, dict], last_ids: dict[str, int]) -> None:
+        self.tables = tables  #: Each table's documents, by id.
+        self.last_ids = last_ids  #: Each table's last id.
 
     def apply(self, change: Change) -> None:
         table = self.tables.setdefault(change.table, {})
@@ -586,7 +580,7 @@ class PetStore:
                              f'{first_id!r}')
         self.first_id = first_id
         self._lock = threading.Lock()
-        self._tables = Tables()
+        self._tables = Tables({PETS_TABLE: {}}, {PETS_TABLE: 0})
         self._pets = self._tables.tables[PETS_TABLE]  #: Each pet's document, by its id.
 
     def change(self, transaction: Callable[[Tables], Change]) -> Change:
@@ -796,9 +790,18 @@ def stored_tables(name: Path, tables: dict[str, dict[str, Any]]) -> Tables:
                                                for n in last_ids.values())):
         raise DatabaseError(f'{name}: its last ids, in {META_TABLE}, are not whole int64s')
     try:
-        return Tables({table: doc_ids(table, docs) for table, docs in tables.items()}, last_ids)
+        stored = {PETS_TABLE: {}, **{table: doc_ids(table, docs) for table, docs in tables.items()}}
     except ValueError as error:
         raise DatabaseError(f'{name}: {error}') from None
+    # A table's last id is at least its largest id: a file of format 1 has no last ids.
+    return Tables(stored, {table: max(last_ids.get(table, 0), max(documents, default=0))
+                           for table, documents in stored.items()})
+
+
+def copy_tables(tables: Tables) -> Tables:
+    """A copy of ``tables``: new dicts of the same documents."""
+    return Tables({name: dict(table) for name, table in tables.tables.items()},
+                  dict(tables.last_ids))
 
 
 def doc_ids(table: str, documents: dict[str, Any], put: bool = True) -> dict[int, Any]:
@@ -865,7 +868,7 @@ class DurableTable:
                                     f'{name} is empty or missing, so pets were lost; restore the '
                                     'database, or remove the log to start with what is left')
             self._next = replay_log(self.log_path, stored) if logged else stored  #: the writer's
-            self.tables = Tables(self._next.tables, self._next.last_ids)  #: the readers': on disk
+            self.tables = copy_tables(self._next)  #: the readers': on disk
             #: The log's length that the next fold waits for: as many lines as the file holds
             #: documents (so each costs little), or after a fold found no room, twice the log.
             self._fold_at = max(checkpoint_lines, sum(map(len, stored.tables.values())))
@@ -925,7 +928,7 @@ class DurableTable:
             else:
                 self._append([commit.change for commit in made])
         except BaseException as error:  # none of the batch is made: a 500, or a bug's traceback
-            self._next = Tables(self.tables.tables, self.tables.last_ids)
+            self._next = copy_tables(self.tables)
             for commit in made:
                 commit.failure = ApiError(500, 'storage_error', f'could not write {self.log_path}: '
                                           f'{error.strerror}; nothing was changed'
