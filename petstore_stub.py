@@ -100,9 +100,9 @@ from tinydb.storages import Storage
 
 __all__ = [
     'ApiError', 'Console', 'DatabaseError', 'DurableTable', 'Including', 'LockedJSONStorage',
-    'PetStore', 'ServerError', 'StubApp', 'StubServer', 'StubStore', 'create_app', 'create_stub',
-    'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status', 'read_fixtures',
-    'serve']
+    'PetStore', 'ServerError', 'StubApp', 'StubServer', 'StubStore', 'add_fixtures', 'create_app',
+    'create_stub', 'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status',
+    'read_fixtures', 'serve']
 
 __version__ = '5.0.0'
 
@@ -596,26 +596,20 @@ class PetStore:
         """Store a validated NewPet; return the Pet, with its new id."""
         return self.add_many([new_pet])[0]
 
-    def add_many(self, new_pets: Sequence[Mapping[str, Any]], *,
-                 into_empty: bool = False) -> list[dict]:
-        """Store validated NewPets in one change; return them as Pets, with their ids. With
-        ``into_empty`` (part 2 loads fixtures so), a store that holds pets refuses them: 409."""
-        def put(tables: Tables) -> Change:
-            pets = tables.tables[PETS_TABLE]
-            # The id rule: new pets take the ids after the last id the table gave, and none below
-            # the first id. So no id is given twice, not even the id of a pet since removed.
-            last = max(tables.last_ids[PETS_TABLE], self.first_id - 1)
-            if into_empty and pets:
-                raise ApiError(409, 'store_not_empty', 'the store already holds '
-                               f'{pets_phrase(len(pets))}; fixtures go into an empty store only: '
-                               'reset it first')
-            if last + len(new_pets) > INT64_MAX:
-                raise ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is '
-                                                     'taken; the store can take no more pets')
-            return Change('put', PETS_TABLE, {last + n: dict(pet)
-                                              for n, pet in enumerate(new_pets, start=1)})
-        change = self.change(put)
+    def add_many(self, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
+        """Store validated NewPets in one change; return them as Pets, with their ids."""
+        change = self.change(lambda tables: self.put_new(tables, new_pets))
         return [{'id': pet_id, **pet} for pet_id, pet in change.documents.items()]
+
+    def put_new(self, tables: Tables, new_pets: Sequence[Mapping[str, Any]]) -> Change:
+        """The change that puts new pets by the id rule: they take the ids after the table's last
+        id, and none below the first id, so no id is given twice, not even a removed pet's."""
+        last = max(tables.last_ids[PETS_TABLE], self.first_id - 1)
+        if last + len(new_pets) > INT64_MAX:
+            raise ApiError(507, 'ids_exhausted', f'every pet id up to {INT64_MAX} (int64) is '
+                                                 'taken; the store can take no more pets')
+        return Change('put', PETS_TABLE, {last + n: dict(pet)
+                                          for n, pet in enumerate(new_pets, start=1)})
 
     def list_json(self, limit: int, status: str | None = None) -> str:
         """The first ``limit`` pets by id, of ``status`` if given: the JSON array listPets sends."""
@@ -643,10 +637,6 @@ class PetStore:
     def reset(self) -> None:
         """Remove every pet; ids start again at the first id."""
         self.change(lambda tables: Change('write', PETS_TABLE, {}))
-
-
-def pets_phrase(count: int) -> str:
-    return f'{count} pet' if count == 1 else f'{count} pets'
 
 
 # =============================================================================
@@ -1116,7 +1106,7 @@ class Controls:
 
     def load_fixtures(self, path: str | os.PathLike | bool | None = None) -> list[dict]:
         """Add the demo animals (or those in ``path``) to an empty store; return them as Pets."""
-        return self.store.add_many(read_fixtures(path), into_empty=True)
+        return add_fixtures(self.store, read_fixtures(path))
 
     def fail_next(self, fault: int | str, times: int = 1, route: str | None = None, *,
                   after: int = 0, retry_after: int | None = None,
@@ -2180,6 +2170,21 @@ def read_fixtures(path: str | os.PathLike | bool | None = None) -> list[dict]:
             raise DatabaseError(
                 f'{path}: animal {number} is not a NewPet: {error.message}') from None
     return new_pets
+
+
+def add_fixtures(store: PetStore, new_pets: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """``store.add_many(new_pets)`` into a store that holds no pets; one that holds some: 409."""
+    def put(tables: Tables) -> Change:
+        if pets := tables.tables[PETS_TABLE]:
+            raise ApiError(409, 'store_not_empty', 'the store already holds '
+                           f'{pets_phrase(len(pets))}; fixtures go into an empty store only: '
+                           'reset it first')
+        return store.put_new(tables, new_pets)
+    return [{'id': pet_id, **pet} for pet_id, pet in store.change(put).documents.items()]
+
+
+def pets_phrase(count: int) -> str:
+    return f'{count} pet' if count == 1 else f'{count} pets'
 
 
 def data_path(name: str) -> Path:
@@ -3246,7 +3251,7 @@ def serve_store(args: argparse.Namespace, api_keys: list[str], generated: bool, 
         if fixtures is not None and len(store):
             loaded = '; --fixtures skipped: the store is not empty (--db :memory: starts afresh)'
         elif fixtures is not None:  # a disk that would not take them: an ApiError
-            loaded = f', {len(store.add_many(fixtures, into_empty=True))} loaded from fixtures'
+            loaded = f', {len(add_fixtures(store, fixtures))} loaded from fixtures'
         app = create_stub(store, api_keys, STAGING_BASE_PATH if args.staging else BASE_PATH,
                           admin=args.admin, cors=args.cors,
                           journal_size=JOURNAL_SIZE if args.admin else 0,

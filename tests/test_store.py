@@ -456,7 +456,7 @@ def test_a_log_of_removes_replayed_over_a_file_that_holds_it_changes_nothing(tmp
 def test_fixtures_go_into_a_store_whose_pets_were_all_removed(store):
     store.add(REX)
     remove(store, 1)
-    pets = store.add_many(stub.read_fixtures(), into_empty=True)
+    pets = stub.add_fixtures(store, stub.read_fixtures())
     assert [pet['id'] for pet in pets] == list(range(2, len(pets) + 2))
 
 
@@ -948,7 +948,7 @@ def test_fixtures_go_into_no_store_a_create_still_to_be_written_went_into_first(
 
         def load_fixtures():
             try:
-                store.add_many(stub.read_fixtures(), into_empty=True)
+                stub.add_fixtures(store, stub.read_fixtures())
             except stub.ApiError as error:
                 outcomes.append(error.code)
         with table._writer:  # held, so that the create waits in the queue, unwritten
@@ -965,6 +965,6 @@ def test_fixtures_go_into_no_store_a_create_still_to_be_written_went_into_first(
 
 
 def test_fixtures_go_into_an_empty_store_whatever_its_kind(store):
-    assert len(store.add_many(stub.read_fixtures(), into_empty=True)) == len(store) > 0
+    assert len(stub.add_fixtures(store, stub.read_fixtures())) == len(store) > 0
     with pytest.raises(stub.ApiError, match=f'the store already holds {len(store)} pets'):
-        store.add_many(stub.read_fixtures(), into_empty=True)
+        stub.add_fixtures(store, stub.read_fixtures())
