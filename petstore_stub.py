@@ -468,13 +468,10 @@ def check_api_keys(api_keys: Sequence[str]) -> None:
 def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_API_KEY,),
                base_path: str = BASE_PATH, public_paths: Iterable[str] = (),
                error_handler: Callable[[bottle.HTTPError], str] = render_error) -> bottle.Bottle:
-    """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default).
-
-    ``api_keys`` are the bearer keys it accepts; ``base_path`` is ``/v1`` or ``/staging/v1``.
-    Part 2's ``create_stub()`` serves this app in the fixture server. It gives ``public_paths``,
-    which a client may fetch (GET or HEAD) without a key, and its own ``error_handler``, so that
-    every answer leaves part 2 by one way."""
-    check_api_keys(api_keys)
+    """The Pet Store API as a WSGI app, over ``store`` (a new one in memory by default), taking the
+    bearer keys ``api_keys``, under ``base_path`` (``/v1`` or ``/staging/v1``). Part 2's fixture
+    server gives it ``public_paths``, which a client may fetch (GET or HEAD) without a key, and its
+    own ``error_handler``, so that every answer leaves part 2 by one way."""
     store = PetStore() if store is None else store
     api = bottle.Bottle()
     api.config['petstore.base_path'] = base_path  # A 404 outside it says where the API is.
@@ -1202,6 +1199,7 @@ class StubApp(Controls):
         self.allowed_hosts = None if allowed_hosts is None else frozenset(
             map(parse_allowed_host, allowed_hosts))
         self.store = store = StubStore() if store is None else store
+        check_api_keys(api_keys)
         self.api = api = create_app(store, api_keys, base_path, public_paths=(
             '/', '/docs', f'{base_path}/openapi.json', FAVICON,
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
@@ -3123,6 +3121,16 @@ def build_parser() -> argparse.ArgumentParser:
              '(default: %(default)g)')
     add('--version', action='version', version=f'%(prog)s {__version__}')
     return parser
+
+
+def check_api_keys(api_keys: Sequence[str]) -> None:
+    """Raise ValueError unless there are keys, each a bearer token a client can send."""
+    if isinstance(api_keys, str) or not api_keys:
+        raise ValueError(f'give a list of one or more API keys; got {api_keys!r}')
+    for key in api_keys:
+        if not isinstance(key, str) or not TOKEN_PATTERN.fullmatch(key):
+            raise ValueError(f'API key {key!r} is not a valid bearer token '
+                             '(letters, digits and -._~+/ only)')
 
 
 def choose_api_keys(given: Sequence[str], host: str) -> tuple[list[str], bool]:

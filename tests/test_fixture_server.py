@@ -68,6 +68,14 @@ def test_serve_takes_api_keys_as_create_stub_does_and_api_key_with_a_deprecation
                 pass
 
 
+@pytest.mark.parametrize(('keys', 'refusal'), [
+    ('k-1', 'give a list of one or more API keys'), ([], 'give a list of one or more API keys'),
+    (['k 1'], "API key 'k 1' is not a valid bearer token"), ([1], 'API key 1 is not a valid')])
+def test_create_stub_refuses_keys_that_no_client_could_send(keys, refusal):
+    with pytest.raises(ValueError, match=refusal):
+        stub.create_stub(api_keys=keys)
+
+
 def test_serve_staging_with_its_own_key():
     with stub.serve(staging=True, api_keys=['k-123']) as server:
         assert server.url.endswith('/staging/v1')
