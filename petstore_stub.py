@@ -140,30 +140,26 @@ SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 # -- ApiError: the one exception, and the Error body ---------------------------
 
 class ApiError(bottle.HTTPError):
-    """Raised anywhere to answer with the spec's Error body, which is made here and nowhere else.
-    It is a bottle HTTPError: bottle stops the request where it is raised, and hands it to the
-    app's error handler."""
+    """Raised anywhere to answer with the spec's Error body, which is made here only. As a bottle
+    HTTPError, it stops the request where it is raised and goes to the app's error handler."""
 
     def __init__(self, status: int, code: str, message: str,
                  headers: Mapping[str, str] | None = None,
                  details: Mapping[str, Any] | None = None) -> None:
-        # The spec's Error body has these three fields. Part 2's admin API adds ``details``, more
-        # fields for a program to read. A password that a client sent in a URL, as in
-        # http://user:password@host/ (its "userinfo"), is never sent back.
+        # ``details`` are fields that part 2's admin API adds to the spec's three. A password a
+        # client sent in a URL (http://user:password@host/, its "userinfo") is never sent back.
         message = without_userinfo(message, quoted=True)
         body = to_json({'code': code, 'message': message, 'status': status, **(details or {})})
         super().__init__(status, body, headers=dict(headers or {}))
         self.content_type = 'application/json'
-        self.code = code
-        self.message = message
+        self.code, self.message = code, message
 
     def __str__(self) -> str:
         return f'{self.status_code} {self.code}: {self.message}'
 
 
 def to_json(value: Any) -> str:
-    # A trailing newline keeps curl's output off the shell prompt.
-    return json.dumps(value, ensure_ascii=False) + '\n'
+    return json.dumps(value, ensure_ascii=False) + '\n'  # so that curl's output ends its line
 
 
 def render_error(error: bottle.HTTPError) -> str:
@@ -195,9 +191,8 @@ def stub_failed() -> ApiError:
                     'traceback')
 
 
-#: The Error ``code`` for a status that bottle, the server or a fault answers with.
-ERROR_CODES = {400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed',
-               413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error',
+#: The Error ``code`` for a status whose name in http.client is not the one the stub gives.
+ERROR_CODES = {413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error',
                # These three are named as RFC 9110 names them. Python names them so from 3.13.
                414: 'uri_too_long', 416: 'range_not_satisfiable', 422: 'unprocessable_content'}
 
@@ -209,14 +204,13 @@ def error_code_name(status: int) -> str:
 
 
 def without_userinfo(text: str, quoted: bool = False) -> str:
-    """Text a client sent, with what comes before each @ in a part of a URL masked: user:pw@. The
-    @ may be percent-encoded, as %40. In a message that quotes the text (``quoted``), a space or a
-    quote ends the part too. A part already masked is left as it is."""
+    """Text a client sent, with each user:password@ in it masked (the @ may be written %40). In a
+    message that quotes the text (``quoted``), a space or a quote ends a part too."""
     if '@' not in text and '%40' not in text:  # most text, as every journalled header is
         return text
     part = r'[^\s\'"/?#@]' if quoted else r'[^/?#@]'
-    # The lookbehind lets a match start only where a part starts. Without it, a long part with no
-    # @ would be tried from each of its characters, and the time would grow as the square.
+    # A match starts only where a part starts (else a part with no @ is tried from each of its
+    # characters, in time that grows as the square), and a part already masked is left as it is.
     return re.sub(rf'(?<!{part}){part}*(?<!<redacted>)(@|%40)', r'<redacted>\1', text)
 
 
@@ -244,19 +238,16 @@ def bad_body(message: str) -> ApiError:
 
 
 def parse_whole_number(raw: str, signed: bool = False) -> int | None:
-    """Decimal digits, after a ``-`` if ``signed`` -> their value; None for anything else.
-
-    This is the one rule for every number a client writes in a URL. Leading zeros change nothing.
-    A ``+``, a space or a digit such as the Arabic-Indic ``١`` is no number here, though int()
-    takes each of them."""
+    """Decimal digits, after a ``-`` if ``signed`` -> their value; None for anything else. This is
+    the one rule for every number a client writes in a URL. Leading zeros change nothing. A ``+``,
+    a space or a digit such as the Arabic-Indic ``١`` is no number here, though int() takes each."""
     negative = signed and raw.startswith('-')
     digits = raw[1:] if negative else raw
-    if not digits.isascii() or not digits.isdigit():
-        return None
     significant = digits.lstrip('0')
-    if len(significant) > 19:  # More than 19 digits is past int64, and int() of them is slow.
+    # More than 19 significant digits is past int64, and int() of many digits is slow.
+    if not digits.isascii() or not digits.isdigit() or len(significant) > 19:
         return None
-    value = int(significant) if significant else 0
+    value = int(significant or '0')
     return -value if negative else value
 
 
@@ -299,16 +290,14 @@ def utf8(text: str) -> str:
 
 
 def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
-    """Check the query of listPets, and return ``{'limit': int, 'status': str | None}``.
-
-    A client that sends ``limt``, or ``limit`` twice, should learn it here, not in production."""
+    """Check the query of listPets, and return ``{'limit': int, 'status': str | None}``. A client
+    that sends ``limt``, or ``limit`` twice, should learn it here, not in production."""
     check_query_names(query, 'listPets', ('limit', 'status'))
     for name, values in query.items():
         if len(values) > 1:
             raise bad_parameter(f'{name} was given {len(values)} times; give it once')
     single = {name: values[0] for name, values in query.items()}
-    return {'limit': parse_limit(single.get('limit')),
-            'status': parse_status(single.get('status'))}
+    return {'limit': parse_limit(single.get('limit')), 'status': parse_status(single.get('status'))}
 
 
 def check_query_names(query: Mapping[str, list[str]], operation: str,
@@ -330,8 +319,7 @@ def parse_pet_id(raw: str) -> int:
 
 
 def check_content_type(content_type: str) -> None:
-    """Accept only ``application/json``, in UTF-8: the only charset (character encoding) JSON
-    has. Any other Content-Type is a 415."""
+    """Accept only ``application/json`` in UTF-8, JSON's one charset (text encoding); else 415."""
     media_type, *parameters = [part.strip().lower() for part in content_type.split(';')]
     charsets = [p.partition('=')[2].strip('"') for p in parameters if p.startswith('charset=')]
     if media_type != 'application/json' or any(c != 'utf-8' for c in charsets):
@@ -342,10 +330,9 @@ def check_content_type(content_type: str) -> None:
 
 def read_body(request: bottle.BaseRequest, what: str = 'a NewPet') -> bytes:
     """Read the request body, up to MAX_BODY_BYTES, or answer 413: the most ``what`` may take."""
-    # Content-Length says how long the body is, but a body sent in chunks has none, so the body
-    # itself is read too: one byte past the most tells that it is too long.
+    # A body sent in chunks has no Content-Length, so the body itself is read too: one byte past
+    # the most tells that it is too long. ``with`` closes the file bottle keeps a large body in.
     if request.content_length <= MAX_BODY_BYTES:
-        # Bottle keeps a large body in a temporary file and leaves that file open: close it.
         with request.body as body:
             raw = body.read(MAX_BODY_BYTES + 1)
         if len(raw) <= MAX_BODY_BYTES:
@@ -423,11 +410,10 @@ def parse_new_pet(document: Any) -> dict:
         raise bad_body(f'categoryId must be an int64 integer; got {json.dumps(category_id)[:40]}')
     new_pet = {'name': name, 'categoryId': category_id}
     if 'status' in document:
-        status = document['status']
-        if status not in PET_STATUSES:
+        if document['status'] not in PET_STATUSES:
             raise bad_body(f'status must be one of {", ".join(PET_STATUSES)}; '
-                           f'got {json.dumps(status)[:40]}')
-        new_pet['status'] = status
+                           f'got {json.dumps(document["status"])[:40]}')
+        new_pet['status'] = document['status']
     return new_pet
 
 
@@ -441,26 +427,15 @@ def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
     if scheme.lower() != 'bearer' or not token:
         raise ApiError(401, 'unauthorized', 'send the API key as Authorization: Bearer <key>',
                        {'WWW-Authenticate': f'Bearer realm="{REALM}"'})
-    # == stops at the first character that differs, so a client that timed the answers could
-    # guess a key one character at a time. hmac.compare_digest() takes as long whatever differs,
-    # and every key is compared. It compares ASCII text only; every key is a token, which is
-    # ASCII, so a token of any other character matches no key.
+    # == stops at the first character that differs, so a client timing the answers could guess a
+    # key one character at a time; hmac.compare_digest() takes as long whatever differs, for every
+    # key. It takes ASCII text only, so a token of other characters (no key is one) skips it.
     matches = []
     if TOKEN_PATTERN.fullmatch(token):
         matches = [hmac.compare_digest(token, key) for key in api_keys]
     if not any(matches):
         raise ApiError(401, 'invalid_token', 'the API key is not valid',
                        {'WWW-Authenticate': f'Bearer realm="{REALM}", error="invalid_token"'})
-
-
-def check_api_keys(api_keys: Sequence[str]) -> None:
-    """Raise ValueError unless there are keys, each a bearer token a client can send."""
-    if isinstance(api_keys, str) or not api_keys:
-        raise ValueError(f'give a list of one or more API keys; got {api_keys!r}')
-    for key in api_keys:
-        if not isinstance(key, str) or not TOKEN_PATTERN.fullmatch(key):
-            raise ValueError(f'API key {key!r} is not a valid bearer token '
-                             '(letters, digits and -._~+/ only)')
 
 
 # -- The app: the four operations ----------------------------------------------
@@ -482,9 +457,8 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
         # Before routing, so that a 401 tells nothing of which paths exist.
         bottle.response.content_type = 'application/json'
         request = bottle.request
-        if request.method in ('GET', 'HEAD') and request.environ['PATH_INFO'] in public_paths:
-            return
-        check_bearer(request.environ.get('HTTP_AUTHORIZATION'), api_keys)
+        if not (request.method in ('GET', 'HEAD') and request.environ['PATH_INFO'] in public_paths):
+            check_bearer(request.environ.get('HTTP_AUTHORIZATION'), api_keys)
 
     @api.get(f'{base_path}/pets', name='listPets')
     def list_pets() -> str:
@@ -529,10 +503,9 @@ def mount_point() -> str:
 
 
 # -- The store the operations use ----------------------------------------------
-# The store knows nothing of the operations. Like TinyDB, it keeps documents by id in named tables.
-# It makes three kinds of change: it puts documents at their ids, it removes some, or it writes a
-# table (it empties the table, then puts documents in it). PetStore makes each thing a pet store
-# does one such change, and part 2's store writes each change to disk.
+# Like TinyDB, the store keeps documents by id in named tables, and knows nothing of the operations.
+# A change puts documents at their ids, removes ids, or writes a table: empties it, then puts.
+# PetStore makes each thing a pet store does one change, and part 2's store writes each to disk.
 
 PETS_TABLE = 'pets'
 
@@ -567,9 +540,8 @@ class Tables:
 
 
 class PetStore:
-    """What a pet store does, as changes to ``Tables`` in memory, made one at a time. Ids start at
-    ``first_id`` and only grow, and a dict keeps the order its keys were added in, so the pets are
-    in the order of their ids. Reads take the same lock as changes."""
+    """What a pet store does, as changes to ``Tables`` in memory, made one at a time under a lock
+    that reads take too. Ids only grow, and a dict keeps its keys' order: pets are in id order."""
 
     def __init__(self, first_id: int = 1) -> None:
         if type(first_id) is not int or not 1 <= first_id <= INT64_MAX:
@@ -581,9 +553,8 @@ class PetStore:
         self._pets = self._tables.tables[PETS_TABLE]  #: Each pet's document, by its id.
 
     def change(self, transaction: Callable[[Tables], Change]) -> Change:
-        """Make the change that ``transaction`` returns when it is given the tables to read. To
-        refuse, the transaction raises an ApiError, and nothing changes. (Part 2 writes the change
-        to disk before it is made.)"""
+        """Make the change ``transaction`` returns, given the tables to read; to refuse, it raises
+        an ApiError, and nothing changes. (Part 2 writes the change to disk before it is made.)"""
         with self._lock:
             change = transaction(self._tables)
             self._tables.apply(change)
@@ -614,8 +585,7 @@ class PetStore:
             pets: Iterable[tuple[int, dict]] = self._pets.items()
             if status is not None:
                 pets = (item for item in pets if item[1].get('status') == status)
-            # islice() stops the scan at ``limit`` matches, so one page of many pets is quick.
-            # Each pet's JSON comes from pet_json(), which part 2's store renders once per pet.
+            # islice() stops the scan at ``limit`` matches, so a page of many pets is quick.
             return f'[{", ".join(self.pet_json(*item) for item in itertools.islice(pets, limit))}]'
 
     def get_json(self, pet_id: int) -> str | None:
@@ -625,6 +595,7 @@ class PetStore:
             return None if pet is None else self.pet_json(pet_id, pet)
 
     def pet_json(self, pet_id: int, document: dict) -> str:
+        """A pet as JSON text. Part 2's store keeps this text for each pet, made once."""
         return json.dumps({'id': pet_id, **document}, ensure_ascii=False)
 
     def __len__(self) -> int:
