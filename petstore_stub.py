@@ -104,7 +104,7 @@ __all__ = [
     'create_stub', 'main', 'parse_limit', 'parse_new_pet', 'parse_pet_id', 'parse_status',
     'read_fixtures', 'serve']
 
-__version__ = '5.0.0'
+__version__ = '6.0.0'
 
 
 # =============================================================================
