@@ -112,7 +112,7 @@ __version__ = '6.0.0'
 # =============================================================================
 
 # -- Constants -----------------------------------------------------------------
-# A comment that starts with #: says what the name below it holds; documentation tools read it.
+# A comment that starts with #:, above a name or beside it, says what the name holds (for tools).
 
 API_VERSION = '1.0.0'
 BASE_PATH = '/v1'
@@ -125,14 +125,14 @@ INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 #: The spec sets no size limit. A NewPet is tiny, so a megabyte is plenty.
 MAX_BODY_BYTES = 1024 * 1024
 
-#: The README publishes this key, so part 2's command line takes it on loopback (this machine) only.
+#: The README publishes this key, so part 2's command line accepts it only on loopback.
 DEMO_API_KEY = 'petstore-demo-key'
 #: The characters a bearer token may hold (RFC 6750 calls such a token a b64token).
 TOKEN_PATTERN = re.compile(r'[A-Za-z0-9\-._~+/]+=*')
 REALM = 'petstore'
 
-#: getPet is deprecated (RFC 9745) and goes away on 5 December 2030 (RFC 8594). The spec gives
-#: no date for the deprecation, so 1 January 2026 stands in for it.
+#: getPet is deprecated (RFC 9745) and goes away on 5 December 2030 (RFC 8594). The spec gives no
+#: date for the deprecation: 1 January 2026 stands in, in Unix time (seconds since 1970).
 DEPRECATED_SINCE = 1767225600
 SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
@@ -148,7 +148,7 @@ class ApiError(bottle.HTTPError):
                  details: Mapping[str, Any] | None = None) -> None:
         # ``details`` are fields that part 2's admin API adds to the spec's three. A password a
         # client sent in a URL (http://user:password@host/, its "userinfo") is never sent back.
-        message = without_userinfo(message, quoted=True)
+        message = without_userinfo(message, in_quotes=True)
         body = to_json({'code': code, 'message': message, 'status': status, **(details or {})})
         super().__init__(status, body, headers=dict(headers or {}))
         self.content_type = 'application/json'
@@ -159,7 +159,7 @@ class ApiError(bottle.HTTPError):
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) + '\n'  # so that curl's output ends its line
+    return json.dumps(value, ensure_ascii=False) + '\n'  # The newline ends curl's output.
 
 
 def render_error(error: bottle.HTTPError) -> str:
@@ -187,8 +187,7 @@ def as_api_error(error: bottle.HTTPError) -> ApiError:
 
 
 def stub_failed() -> ApiError:
-    return ApiError(500, 'internal_error', 'the stub failed on this request; its log has the '
-                    'traceback')
+    return ApiError(500, 'internal_error', 'the stub failed here; its log has the traceback')
 
 
 #: The Error ``code`` for a status whose name in http.client is not the one the stub gives.
@@ -203,12 +202,12 @@ def error_code_name(status: int) -> str:
     return re.sub(r'[^a-z0-9]+', '_', phrase.lower())  # "I'm a Teapot" is i_m_a_teapot.
 
 
-def without_userinfo(text: str, quoted: bool = False) -> str:
+def without_userinfo(text: str, in_quotes: bool = False) -> str:
     """Text a client sent, with each user:password@ in it masked (the @ may be written %40). In a
-    message that quotes the text (``quoted``), a space or a quote ends a part too."""
-    if '@' not in text and '%40' not in text:  # most text, as every journalled header is
+    message that quotes the text (``in_quotes``), a space or a quote ends a part too."""
+    if '@' not in text and '%40' not in text:  # Most text has neither, so this is quick.
         return text
-    part = r'[^\s\'"/?#@]' if quoted else r'[^/?#@]'
+    part = r'[^\s\'"/?#@]' if in_quotes else r'[^/?#@]'
     # A match starts only where a part starts (else a part with no @ is tried from each of its
     # characters, in time that grows as the square), and a part already masked is left as it is.
     return re.sub(rf'(?<!{part}){part}*(?<!<redacted>)(@|%40)', r'<redacted>\1', text)
@@ -272,9 +271,9 @@ def parse_status(raw: str | None) -> str | None:
 def parse_query(query_string: str) -> dict[str, list[str]]:
     """Read the query string (percent-encoded, as WSGI gives it) into each name's values."""
     query: dict[str, list[str]] = {}
-    # WSGI (PEP 3333) hands the app a request's bytes as text, one Latin-1 character for each
-    # byte. Percent-decoding as Latin-1 too keeps each byte one character, and utf8() then reads
-    # the bytes as the UTF-8 text the client sent.
+    # WSGI (PEP 3333) hands the app a request's bytes as text, a Latin-1 character for each byte.
+    # Percent-decoding as Latin-1 keeps a byte a character, and utf8() reads the bytes as UTF-8:
+    # it refuses bad bytes, which parse_qsl's own UTF-8 would let through as '\ufffd' marks.
     pairs = urllib.parse.parse_qsl(query_string, keep_blank_values=True, encoding='latin-1')
     try:
         for name, value in pairs:
@@ -310,7 +309,7 @@ def check_query_names(query: Mapping[str, list[str]], operation: str,
 
 
 def parse_pet_id(raw: str) -> int:
-    """Check ``petId`` from the path: an int64. Zero and negative ids are taken, and then not
+    """Check ``petId`` from the path: an int64. Zero and negative ids are accepted, and then not
     found (a 404), as the spec allows any int64."""
     pet_id = parse_whole_number(raw, signed=True)
     if pet_id is None or not INT64_MIN <= pet_id <= INT64_MAX:
@@ -330,8 +329,8 @@ def check_content_type(content_type: str) -> None:
 
 def read_body(request: bottle.BaseRequest, what: str = 'a NewPet') -> bytes:
     """Read the request body, up to MAX_BODY_BYTES, or answer 413: the most ``what`` may take."""
-    # A body sent in chunks has no Content-Length, so the body itself is read too: one byte past
-    # the most tells that it is too long. ``with`` closes the file bottle keeps a large body in.
+    # A body sent in chunks has no Content-Length, so the body itself is read too: a byte more than
+    # the limit tells that it is too long. ``with`` closes the file bottle keeps a large body in.
     if request.content_length <= MAX_BODY_BYTES:
         with request.body as body:
             raw = body.read(MAX_BODY_BYTES + 1)
@@ -429,7 +428,7 @@ def check_bearer(authorization: str | None, api_keys: Sequence[str]) -> None:
                        {'WWW-Authenticate': f'Bearer realm="{REALM}"'})
     # == stops at the first character that differs, so a client timing the answers could guess a
     # key one character at a time; hmac.compare_digest() takes as long whatever differs, for every
-    # key. It takes ASCII text only, so a token of other characters (no key is one) skips it.
+    # key. It compares ASCII text only, and no key has other characters: such a token is refused.
     matches = []
     if TOKEN_PATTERN.fullmatch(token):
         matches = [hmac.compare_digest(token, key) for key in api_keys]
@@ -449,12 +448,12 @@ def create_app(store: PetStore | None = None, api_keys: Sequence[str] = (DEMO_AP
     own ``error_handler``, so that every answer leaves part 2 by one way."""
     store = PetStore() if store is None else store
     api = bottle.Bottle()
-    api.config['petstore.base_path'] = base_path  # A 404 outside it says where the API is.
+    api.config['petstore.base_path'] = base_path  # A 404 off the base path names it.
     public_paths = set(public_paths)
 
     @api.hook('before_request')
     def check_key() -> None:
-        # Before routing, so that a 401 tells nothing of which paths exist.
+        # Before routing, so that a 401 tells nothing of which paths exist. Every answer is JSON.
         bottle.response.content_type = 'application/json'
         request = bottle.request
         if not (request.method in ('GET', 'HEAD') and request.environ['PATH_INFO'] in public_paths):
@@ -504,8 +503,8 @@ def mount_point() -> str:
 
 # -- The store the operations use ----------------------------------------------
 # Like TinyDB, the store keeps documents by id in named tables, and knows nothing of the operations.
-# A change puts documents at their ids, removes ids, or writes a table: empties it, then puts.
-# PetStore makes each thing a pet store does one change, and part 2's store writes each to disk.
+# A change puts documents at their ids, removes ids (the DELETE exercise does), or writes a table:
+# it empties the table, then puts. Each thing PetStore does is one change; part 2 writes it to disk.
 
 PETS_TABLE = 'pets'
 
@@ -514,7 +513,7 @@ class Change(NamedTuple):
     """A change to a table: ``put`` documents at ids, ``remove`` ids, or ``write`` the table."""
     kind: str
     table: str
-    documents: dict[int, Any]  #: A document at each id, or None at each id a 'remove' takes.
+    documents: dict[int, Any]  #: A document at each id; for a 'remove', None at each id.
 
 
 class Tables:
@@ -554,7 +553,8 @@ class PetStore:
 
     def change(self, transaction: Callable[[Tables], Change]) -> Change:
         """Make the change ``transaction`` returns, given the tables to read; to refuse, it raises
-        an ApiError, and nothing changes. (Part 2 writes the change to disk before it is made.)"""
+        an ApiError, and nothing changes. It is a function, so that it reads the tables at its turn,
+        when no other change can come between. (Part 2 writes each change to disk first.)"""
         with self._lock:
             change = transaction(self._tables)
             self._tables.apply(change)

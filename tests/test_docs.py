@@ -575,6 +575,15 @@ def category_past_int64(where: str) -> None:
     assert refused['code'] == 'invalid_body' and refused['message'].startswith(message), refused
 
 
+def demo_animals_go_in(where: str) -> None:
+    app = stub.create_stub()
+    assert [pet['name'] for pet in app.load_fixtures()] == [
+        pet['name'] for pet in stub.read_fixtures()]
+    with pytest.raises(stub.ApiError) as refused:
+        app.load_fixtures()
+    assert (refused.value.status_code, refused.value.code) == (409, 'store_not_empty')
+
+
 #: For each question whose answer quotes what the stub does: what of the answer it pins.
 QUESTIONS: dict[str, tuple[str, Callable[[str], None]]] = {
     'How is a missing key refused?': ('a `401`, whatever the path', missing_key_refused),
@@ -583,6 +592,7 @@ QUESTIONS: dict[str, tuple[str, Callable[[str], None]]] = {
     'How is the staging path served?': ('`STAGING_BASE_PATH`, which `--staging` gives',
                                         staging_path),
     'What happens to a `categoryId` past int64?': ('`400 invalid_body`', category_past_int64),
+    'How do the demo animals get in?': ('(`409 store_not_empty`)', demo_animals_go_in),
 }
 
 
