@@ -190,7 +190,7 @@ def stub_failed() -> ApiError:
     return ApiError(500, 'internal_error', 'the stub failed here; its log has the traceback')
 
 
-#: The Error ``code`` for a status whose name in http.client is not the one the stub gives.
+#: The Error ``code`` of a status that http.client names otherwise (part 2 sends most of them).
 ERROR_CODES = {413: 'payload_too_large', 431: 'header_too_large', 500: 'internal_error',
                # These three are named as RFC 9110 names them. Python names them so from 3.13.
                414: 'uri_too_long', 416: 'range_not_satisfiable', 422: 'unprocessable_content'}
@@ -301,7 +301,7 @@ def parse_list_query(query: Mapping[str, list[str]]) -> dict[str, Any]:
 
 def check_query_names(query: Mapping[str, list[str]], operation: str,
                       names: Sequence[str] = ()) -> None:
-    """Refuse a query parameter ``operation`` does not take: getPet and createPet take none."""
+    """Refuse a query parameter ``operation`` does not accept: getPet and createPet accept none."""
     unknown = sorted(set(query) - set(names))
     if unknown:
         takes = f'takes {" and ".join(names)} only' if names else 'takes no query parameters'
@@ -389,7 +389,7 @@ def reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
 
 
 def parse_new_pet(document: Any) -> dict:
-    """Check a decoded NewPet, and return a clean copy with its fields in the spec's order."""
+    """Check a decoded NewPet (a body's or a fixture's); return a clean copy in the spec's order."""
     if not isinstance(document, dict):
         raise bad_body(f'a NewPet is a JSON object, not {json.dumps(document)[:40]}')
     unknown = [field for field in document if field not in NEW_PET_FIELDS]
