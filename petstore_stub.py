@@ -1167,10 +1167,10 @@ class StubApp(Controls):
                  allowed_hosts: Iterable[str] | None = None) -> None:
         if isinstance(allowed_hosts, str):
             raise TypeError(f'give a list of host names; got {allowed_hosts!r}')
+        check_api_keys(api_keys)
         self.allowed_hosts = None if allowed_hosts is None else frozenset(
             map(parse_allowed_host, allowed_hosts))
         self.store = store = StubStore() if store is None else store
-        check_api_keys(api_keys)
         self.api = api = create_app(store, api_keys, base_path, public_paths=(
             '/', '/docs', f'{base_path}/openapi.json', FAVICON,
             *([f'{ADMIN_PREFIX}health', f'{ADMIN_PREFIX}openapi.json'] if admin else [])),
